@@ -1,0 +1,65 @@
+#pragma once
+// The one barrier per cycle. Every worker arrives with what it knows (its next event, its last
+// active cycle, whether it failed); every worker leaves with the same reduction of all of them,
+// so all workers agree on the next cycle to run without a second barrier. Slots are
+// double-buffered by generation parity: a fast worker writing generation g+1 never touches what
+// a slow one is still reading from generation g.
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "fabric/geometry.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define WSE_CPU_RELAX() _mm_pause()
+#else
+#define WSE_CPU_RELAX() ((void)0)
+#endif
+
+namespace wse {
+
+struct CycleVote {
+  Cycle next = kNever;  // earliest cycle this worker needs to run
+  Cycle last = 0;       // last cycle in which this worker stepped a tile
+  bool failed = false;
+};
+
+class CycleBarrier {
+ public:
+  explicit CycleBarrier(unsigned workers) : workers_(workers), slots_(2 * workers) {}
+
+  CycleVote arrive(unsigned worker, const CycleVote& vote) {
+    const uint64_t gen = generation_.load(std::memory_order_acquire);
+    slots_[(gen & 1) * workers_ + worker].vote = vote;
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == workers_) {
+      arrived_.store(0, std::memory_order_relaxed);
+      generation_.store(gen + 1, std::memory_order_release);
+    } else {
+      for (unsigned spins = 0; generation_.load(std::memory_order_acquire) == gen; ++spins) {
+        if (spins < 4096) WSE_CPU_RELAX();
+        else std::this_thread::yield();  // more workers than cores: let the others run
+      }
+    }
+    CycleVote all;
+    for (unsigned w = 0; w < workers_; ++w) {
+      const CycleVote& v = slots_[(gen & 1) * workers_ + w].vote;
+      all.next = std::min(all.next, v.next);
+      all.last = std::max(all.last, v.last);
+      all.failed |= v.failed;
+    }
+    return all;
+  }
+
+ private:
+  struct alignas(64) Slot {
+    CycleVote vote;
+  };
+  const unsigned workers_;
+  std::vector<Slot> slots_;
+  alignas(64) std::atomic<unsigned> arrived_{0};
+  alignas(64) std::atomic<uint64_t> generation_{0};
+};
+
+}  // namespace wse

@@ -1,0 +1,82 @@
+#pragma once
+// Ports on the mesh edge where the off-wafer world (MemoryX, the host) meets the fabric. All
+// active ports of one direction share the system's I/O bandwidth evenly; each port's share is a
+// rational rate, so when its k-th wavelet may pass is a closed form of k and never depends on
+// thread timing.
+#include <cstdint>
+#include <vector>
+
+#include "fabric/geometry.hpp"
+#include "fabric/wavelet.hpp"
+
+namespace wse {
+
+// Rate as num/den wavelets per cycle (<= 1): the k-th wavelet (from 0) passes no earlier than
+// start + ceil(k * den / num).
+struct PortRate {
+  uint64_t num = 1, den = 1;
+  static PortRate from(double wavelets_per_cycle);
+  Cycle slot(uint64_t k) const { return (k * den + num - 1) / num; }
+};
+
+class IngressPort {
+ public:
+  IngressPort(Coord tile, Dir side) : tile_(tile), side_(side) {}
+  Coord tile() const { return tile_; }
+  Dir side() const { return side_; }
+
+  void set_rate(PortRate r) { rate_ = r; }
+  void set_start(Cycle c) { start_ = c; }
+  void enqueue(Wavelet w) { stream_.push_back(w); }
+  void enqueue(const std::vector<Wavelet>& ws) { stream_.insert(stream_.end(), ws.begin(), ws.end()); }
+
+  bool drained() const { return next_ == stream_.size(); }
+  // Cycle at which the next wavelet may enter the edge router; kNever when drained.
+  Cycle next_ready() const { return drained() ? kNever : start_ + rate_.slot(next_); }
+  const Wavelet& peek() const { return stream_[next_]; }
+  const Wavelet& wavelet(uint64_t k) const { return stream_[k]; }
+  void pop() { ++next_; }
+  uint64_t sent() const { return next_; }
+  uint64_t size() const { return stream_.size(); }
+
+ private:
+  Coord tile_;
+  Dir side_;
+  PortRate rate_;
+  Cycle start_ = 0;
+  std::vector<Wavelet> stream_;
+  size_t next_ = 0;
+};
+
+struct EgressArrival {
+  Cycle cycle;
+  Wavelet wavelet;
+};
+
+class EgressPort {
+ public:
+  EgressPort(Coord tile, Dir side) : tile_(tile), side_(side) {}
+  Coord tile() const { return tile_; }
+  Dir side() const { return side_; }
+  void set_rate(PortRate r) { rate_ = r; }
+  void reserve(size_t n) { received_.reserve(n); }
+
+  bool can_accept(Cycle now) const { return rate_.slot(received_.size()) <= now; }
+  void accept(Cycle arrival, Wavelet w) { received_.push_back({arrival, w}); }
+  const std::vector<EgressArrival>& received() const { return received_; }
+
+ private:
+  Coord tile_;
+  Dir side_;
+  PortRate rate_;
+  std::vector<EgressArrival> received_;
+};
+
+inline PortRate PortRate::from(double wavelets_per_cycle) {
+  if (!(wavelets_per_cycle < 1.0)) return {1, 1};
+  constexpr uint64_t den = uint64_t(1) << 20;
+  uint64_t num = uint64_t(wavelets_per_cycle * double(den) + 0.5);
+  return {num ? num : 1, den};
+}
+
+}  // namespace wse

@@ -1,0 +1,23 @@
+#pragma once
+// Errors a user can cause with their input (a config, a route, a program that does not fit).
+// The CLI turns them into a message and exit code 2; anything else is a bug in the emulator.
+#include <stdexcept>
+#include <string>
+
+namespace wse {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A route table that cannot run: names the tile and colour.
+struct RouteError : UsageError {
+  using UsageError::UsageError;
+};
+
+// A PE program that asked for more than its PE has (SRAM, queues).
+struct PeError : UsageError {
+  using UsageError::UsageError;
+};
+
+}  // namespace wse

@@ -1,0 +1,33 @@
+#pragma once
+// One direction of a connection between two ports: router->router (a mesh hop), router->PE and
+// PE->router (the RAMP), or router->edge (egress). Wavelets go forward, credits come back.
+#include <cstdint>
+
+#include "fabric/geometry.hpp"
+#include "fabric/link_queue.hpp"
+#include "fabric/wavelet.hpp"
+
+namespace wse {
+
+class EgressPort;
+
+struct LinkCounters {
+  uint64_t wavelets = 0;             // wavelets that entered the link
+  uint64_t busy_cycles = 0;          // cycles in which the link carried a wavelet
+  uint64_t backpressure_cycles = 0;  // cycles a wavelet waited for this link with no credit
+};
+
+enum class LinkKind : uint8_t { Hop, RampDown, RampUp, Egress };
+
+struct Link {
+  TileId src = 0, dst = 0;  // dst == src for RAMP links; unused for egress
+  Dir dir = Dir::East;      // direction of travel as seen from src
+  LinkKind kind = LinkKind::Hop;
+  uint8_t latency = 1;
+  EgressPort* egress = nullptr;
+  LinkQueue<Flit> flits;      // src -> dst
+  LinkQueue<Credit> credits;  // dst -> src
+  LinkCounters counters;      // written only by the src side
+};
+
+}  // namespace wse

@@ -1,0 +1,207 @@
+#include "fabric/mesh.hpp"
+
+#include "fabric/errors.hpp"
+
+namespace wse {
+
+Mesh::Mesh(const MachineSpec& spec, MeshShape shape) : spec_(spec), shape_(shape), routers_(shape.tiles()) {}
+
+std::string Mesh::where(Coord c, Colour colour) const {
+  return "route at tile " + to_string(c) + " colour " + std::to_string(colour);
+}
+
+void Mesh::set_route(Coord tile, Colour colour, Route route) {
+  if (!shape_.contains(tile.x, tile.y))
+    throw RouteError("route at tile " + to_string(tile) + " is off the " + std::to_string(shape_.width) + "x" +
+                     std::to_string(shape_.height) + " mesh");
+  if (colour >= spec_.colours)
+    throw RouteError(where(tile, colour) + ": colour is beyond the " + std::to_string(spec_.colours) +
+                     " routable colours of " + spec_.name);
+  if (uint8_t(route.rx) >= kDirs || route.tx >= (1u << kDirs))
+    throw RouteError(where(tile, colour) + ": rx or tx names a port that does not exist");
+  if (route.tx == 0) throw RouteError(where(tile, colour) + ": empty tx set");
+  auto& r = routers_[shape_.id(tile)];
+  if (!r) r = std::make_unique<Router>();
+  if (Lane* lane = r->lane(colour)) {
+    if (lane->rx != route.rx)
+      throw RouteError(where(tile, colour) + ": already receives from " + dir_name(lane->rx) + ", cannot also receive from " +
+                       dir_name(route.rx) + " (one rx direction per colour per router)");
+    lane->tx |= route.tx;
+    return;
+  }
+  Lane lane;
+  lane.colour = colour;
+  lane.rx = route.rx;
+  lane.tx = route.tx;
+  r->lane_of[colour] = int8_t(r->lanes.size());
+  r->lanes.push_back(lane);
+}
+
+IngressPort& Mesh::add_ingress(Coord tile, Dir side) {
+  Coord n;
+  if (side == Dir::Ramp || !shape_.contains(tile.x, tile.y) || shape_.neighbour(tile, side, n))
+    throw RouteError("ingress port at tile " + to_string(tile) + " side " + dir_name(side) + " is not on the mesh edge");
+  return ingress_.emplace_back(tile, side);
+}
+
+EgressPort& Mesh::add_egress(Coord tile, Dir side) {
+  Coord n;
+  if (side == Dir::Ramp || !shape_.contains(tile.x, tile.y) || shape_.neighbour(tile, side, n))
+    throw RouteError("egress port at tile " + to_string(tile) + " side " + dir_name(side) + " is not on the mesh edge");
+  return egress_.emplace_back(tile, side);
+}
+
+void Mesh::validate() const {
+  if (spec_.wavelets_per_link_per_cycle != 1)
+    throw UsageError("machine spec: wavelets_per_link_per_cycle must be 1 (the only rate modelled)");
+  auto has_port = [](const auto& ports, Coord t, Dir side) {
+    for (const auto& p : ports)
+      if (p.tile() == t && p.side() == side) return true;
+    return false;
+  };
+  for (TileId t = 0; t < routers_.size(); ++t) {
+    const Router* r = routers_[t].get();
+    if (!r) continue;
+    const Coord c = shape_.coord(t);
+    for (const Lane& lane : r->lanes) {
+      Coord n;
+      if (lane.rx != Dir::Ramp && !shape_.neighbour(c, lane.rx, n) && !has_port(ingress_, c, lane.rx))
+        throw RouteError(where(c, lane.colour) + ": receives from " + dir_name(lane.rx) +
+                         " off the mesh edge, where no ingress port is attached");
+      for (int d = 0; d < kMeshDirs; ++d) {
+        if (!(lane.tx & bit(Dir(d)))) continue;
+        if (!shape_.neighbour(c, Dir(d), n)) {
+          if (!has_port(egress_, c, Dir(d)))
+            throw RouteError(where(c, lane.colour) + ": sends " + dir_name(Dir(d)) +
+                             " off the mesh edge, where no egress port is attached");
+          continue;
+        }
+        const Router* nr = routers_[shape_.id(n)].get();
+        const Lane* nl = nr ? nr->lane(lane.colour) : nullptr;
+        if (!nl)
+          throw RouteError(where(c, lane.colour) + ": sends " + dir_name(Dir(d)) + " to tile " + to_string(n) +
+                           ", which has no route for colour " + std::to_string(lane.colour));
+        if (nl->rx != opposite(Dir(d)))
+          throw RouteError(where(c, lane.colour) + ": sends " + dir_name(Dir(d)) + " to tile " + to_string(n) +
+                           ", which receives colour " + std::to_string(lane.colour) + " from " + dir_name(nl->rx) +
+                           ", not " + dir_name(opposite(Dir(d))));
+      }
+    }
+  }
+}
+
+void Mesh::build_links(const Partition& partition) {
+  links_.clear();
+  const uint32_t hop = spec_.hop_latency_cycles, ramp = spec_.ramp_latency_cycles;
+  auto cross = [&](TileId a, TileId b) { return partition.owner[a] != partition.owner[b]; };
+  for (TileId t = 0; t < routers_.size(); ++t) {
+    Router* r = routers_[t].get();
+    if (!r) continue;
+    r->out.fill(nullptr);
+    r->in.fill(nullptr);
+    r->ingress.fill(nullptr);
+    r->rr.fill(0);
+    const Coord c = shape_.coord(t);
+    for (Lane& lane : r->lanes) {
+      Coord n;
+      lane.head = lane.count = lane.pending = 0;
+      lane.counters = {};
+      if (lane.rx == Dir::Ramp) lane.cap = uint8_t(lane_capacity(ramp));
+      else if (shape_.neighbour(c, lane.rx, n)) lane.cap = uint8_t(lane_capacity(hop));
+      else lane.cap = uint8_t(lane_capacity(0));
+      for (int d = 0; d < kDirs; ++d) {
+        lane.credits[d] = 0;
+        if (!(lane.tx & bit(Dir(d)))) continue;
+        if (Dir(d) == Dir::Ramp) lane.credits[d] = uint8_t(pe_queue_capacity());
+        else if (shape_.neighbour(c, Dir(d), n)) lane.credits[d] = uint8_t(lane_capacity(hop));
+      }
+    }
+  }
+  // One link per (tile, tx direction) in use, shared by every colour routed that way.
+  for (TileId t = 0; t < routers_.size(); ++t) {
+    Router* r = routers_[t].get();
+    if (!r) continue;
+    const Coord c = shape_.coord(t);
+    uint8_t used_tx = 0, used_rx = 0;
+    uint32_t colours_tx[kDirs] = {};
+    for (const Lane& lane : r->lanes) {
+      used_tx |= lane.tx;
+      used_rx |= bit(lane.rx);
+      for (int d = 0; d < kDirs; ++d)
+        if (lane.tx & bit(Dir(d))) ++colours_tx[d];
+    }
+    for (int d = 0; d < kDirs; ++d) {
+      if (!(used_tx & bit(Dir(d)))) continue;
+      Link& l = links_.emplace_back();
+      l.src = t;
+      l.dir = Dir(d);
+      Coord n;
+      uint32_t downstream_cap;
+      if (Dir(d) == Dir::Ramp) {
+        l.kind = LinkKind::RampDown, l.dst = t, l.latency = uint8_t(ramp);
+        downstream_cap = pe_queue_capacity();
+      } else if (shape_.neighbour(c, Dir(d), n)) {
+        l.kind = LinkKind::Hop, l.dst = shape_.id(n), l.latency = uint8_t(hop);
+        downstream_cap = lane_capacity(hop);
+        routers_[l.dst]->in[size_t(opposite(Dir(d)))] = &l;
+      } else {
+        l.kind = LinkKind::Egress, l.dst = t, l.latency = uint8_t(hop);
+        for (EgressPort& p : egress_)
+          if (p.tile() == c && p.side() == Dir(d)) l.egress = &p;
+        downstream_cap = 0;
+      }
+      const bool x = l.kind == LinkKind::Hop && cross(l.src, l.dst);
+      if (!l.egress) {
+        l.flits.init(l.latency + 2, x);
+        l.credits.init(colours_tx[d] * downstream_cap + 1, x);
+      }
+      r->out[size_t(d)] = &l;
+    }
+    if (used_rx & bit(Dir::Ramp)) {  // the PE sends onto this router
+      Link& l = links_.emplace_back();
+      l.kind = LinkKind::RampUp, l.src = l.dst = t, l.dir = Dir::Ramp, l.latency = uint8_t(ramp);
+      uint32_t colours = 0;
+      for (const Lane& lane : r->lanes) colours += lane.rx == Dir::Ramp;
+      l.flits.init(ramp + 2, false);
+      l.credits.init(colours * lane_capacity(ramp) + 1, false);
+      r->in[size_t(Dir::Ramp)] = &l;
+    }
+  }
+  for (IngressPort& p : ingress_) routers_[shape_.id(p.tile())]->ingress[size_t(p.side())] = &p;
+}
+
+void Mesh::finalize(const Partition& partition) {
+  if (spec_.hop_latency_cycles < 1 || spec_.hop_latency_cycles > MachineSpec::kMaxLatency ||
+      spec_.ramp_latency_cycles < 1 || spec_.ramp_latency_cycles > MachineSpec::kMaxLatency)
+    throw UsageError("machine spec: hop_latency_cycles and ramp_latency_cycles must be in [1, " +
+                     std::to_string(MachineSpec::kMaxLatency) + "]");
+  if (spec_.router_buffer_depth < 1 || spec_.router_buffer_depth > MachineSpec::kMaxDepth ||
+      spec_.pe_input_queue_depth < 1 || spec_.pe_input_queue_depth > MachineSpec::kMaxDepth)
+    throw UsageError("machine spec: router_buffer_depth and pe_input_queue_depth must be in [1, " +
+                     std::to_string(MachineSpec::kMaxDepth) + "]");
+  validate();
+  // Ingress ports: every colour a port carries must be received from that side at its tile.
+  for (IngressPort& p : ingress_) {
+    const Router* r = routers_[shape_.id(p.tile())].get();
+    uint32_t checked = 0;
+    for (uint64_t k = 0; k < p.size(); ++k) {
+      Colour col = p.wavelet(k).colour;
+      if (checked & (1u << col)) continue;
+      checked |= 1u << col;
+      const Lane* lane = (r && col < spec_.colours) ? r->lane(col) : nullptr;
+      if (!lane || lane->rx != p.side())
+        throw RouteError("ingress port at tile " + to_string(p.tile()) + " side " + dir_name(p.side()) +
+                         " carries colour " + std::to_string(col) + ", but that tile has no route receiving colour " +
+                         std::to_string(col) + " from " + dir_name(p.side()));
+    }
+  }
+  // The system's I/O is shared evenly by the ports in use in each direction.
+  double per_cycle = spec_.io_bytes_per_cycle / 4.0;
+  size_t n_in = 0, n_out = egress_.size();
+  for (const IngressPort& p : ingress_) n_in += p.size() > 0;
+  for (IngressPort& p : ingress_) p.set_rate(per_cycle > 0 && n_in ? PortRate::from(per_cycle / double(n_in)) : PortRate{});
+  for (EgressPort& p : egress_) p.set_rate(per_cycle > 0 && n_out ? PortRate::from(per_cycle / double(n_out)) : PortRate{});
+  build_links(partition);
+}
+
+}  // namespace wse

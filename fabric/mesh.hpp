@@ -1,0 +1,61 @@
+#pragma once
+// The fabric of one wafer: routers (created only where a route is set), the links between them
+// and to their PEs, and the edge ports. Routes are set first, then finalize() validates them and
+// builds the links for a given partition into worker blocks.
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "fabric/edge_port.hpp"
+#include "fabric/link.hpp"
+#include "fabric/machine_spec.hpp"
+#include "fabric/partition.hpp"
+#include "fabric/route.hpp"
+#include "fabric/router.hpp"
+
+namespace wse {
+
+class Mesh {
+ public:
+  Mesh(const MachineSpec& spec, MeshShape shape);
+
+  const MachineSpec& spec() const { return spec_; }
+  MeshShape shape() const { return shape_; }
+
+  // Throws RouteError for a tile off the mesh, a colour beyond the spec, or a second rx
+  // direction for a colour at one router.
+  void set_route(Coord tile, Colour colour, Route route);
+  IngressPort& add_ingress(Coord tile, Dir side);
+  EgressPort& add_egress(Coord tile, Dir side);
+
+  // Validates every route against its neighbours and the edge ports, shares the off-wafer I/O
+  // bandwidth among the ports, and builds the links for this partition. Throws RouteError.
+  void finalize(const Partition& partition);
+
+  Router* router(TileId t) { return routers_[t].get(); }
+  const Router* router(TileId t) const { return routers_[t].get(); }
+  const std::deque<Link>& links() const { return links_; }
+  std::deque<Link>& links() { return links_; }
+  const std::deque<IngressPort>& ingress_ports() const { return ingress_; }
+  std::deque<IngressPort>& ingress_ports() { return ingress_; }
+  const std::deque<EgressPort>& egress_ports() const { return egress_; }
+  std::deque<EgressPort>& egress_ports() { return egress_; }
+
+  // Capacity of a lane whose wavelets arrive over a link of this latency (0 = edge ingress).
+  uint32_t lane_capacity(uint32_t latency) const { return spec_.router_buffer_depth + latency; }
+  uint32_t pe_queue_capacity() const { return spec_.pe_input_queue_depth + spec_.ramp_latency_cycles; }
+
+ private:
+  void validate() const;
+  void build_links(const Partition& partition);
+  std::string where(Coord c, Colour colour) const;
+
+  MachineSpec spec_;
+  MeshShape shape_;
+  std::vector<std::unique_ptr<Router>> routers_;
+  std::deque<Link> links_;
+  std::deque<IngressPort> ingress_;
+  std::deque<EgressPort> egress_;
+};
+
+}  // namespace wse

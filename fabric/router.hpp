@@ -1,0 +1,39 @@
+#pragma once
+// The router of one tile: a lane per routed colour, links to its neighbours and its PE, and the
+// per-output round-robin arbiter. Stepped in two halves each cycle: ingest() takes in what has
+// arrived by now, forward() moves at most one wavelet onto each output link.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "fabric/edge_port.hpp"
+#include "fabric/lane.hpp"
+#include "fabric/link.hpp"
+#include "fabric/route.hpp"
+#include "fabric/scheduler.hpp"
+
+namespace wse {
+
+class Router {
+ public:
+  std::vector<Lane> lanes;
+  std::array<int8_t, MachineSpec::kMaxColours> lane_of;  // colour -> index in lanes, -1 if unrouted
+  std::array<Link*, kDirs> out{};                        // toward tx targets
+  std::array<Link*, kDirs> in{};                         // from rx sources (hops, ramp-up)
+  std::array<IngressPort*, kMeshDirs> ingress{};
+  std::array<uint8_t, kDirs> rr{};                       // lane granted last, per output
+
+  Router() { lane_of.fill(-1); }
+
+  Lane* lane(Colour c) { return lane_of[c] < 0 ? nullptr : &lanes[size_t(lane_of[c])]; }
+  const Lane* lane(Colour c) const { return lane_of[c] < 0 ? nullptr : &lanes[size_t(lane_of[c])]; }
+
+  // Moves arrived wavelets into lanes, returned credits into lane credit counts, and lets edge
+  // ingress ports feed their lanes.
+  void ingest(TileId self, Cycle now, Scheduler& s);
+  // Arbitrates each output and forwards; pops lane heads whose every tx copy has left.
+  void forward(TileId self, Cycle now, Scheduler& s);
+  bool holds_wavelets() const;
+};
+
+}  // namespace wse

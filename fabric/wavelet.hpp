@@ -1,0 +1,46 @@
+#pragma once
+// A wavelet: a 32-bit payload and a colour. The payload is read as fp32, a pair of fp16, or a
+// sparse weight (fp16 value + 16-bit index), as the receiving data task chooses.
+#include <bit>
+#include <cstdint>
+
+#include "fabric/geometry.hpp"
+
+namespace wse {
+
+using Colour = uint8_t;
+
+struct Wavelet {
+  uint32_t payload = 0;
+  Colour colour = 0;
+
+  static Wavelet f32(Colour c, float v) { return {std::bit_cast<uint32_t>(v), c}; }
+  static Wavelet f16_pair(Colour c, _Float16 lo, _Float16 hi) {
+    return {uint32_t(std::bit_cast<uint16_t>(lo)) | (uint32_t(std::bit_cast<uint16_t>(hi)) << 16), c};
+  }
+  static Wavelet sparse(Colour c, _Float16 value, uint16_t index) {
+    return {uint32_t(std::bit_cast<uint16_t>(value)) | (uint32_t(index) << 16), c};
+  }
+
+  float as_f32() const { return std::bit_cast<float>(payload); }
+  _Float16 lo_f16() const { return std::bit_cast<_Float16>(uint16_t(payload & 0xffff)); }
+  _Float16 hi_f16() const { return std::bit_cast<_Float16>(uint16_t(payload >> 16)); }
+  // Sparse weight: value in the low half, column index in the high half.
+  _Float16 sparse_value() const { return lo_f16(); }
+  uint16_t sparse_index() const { return uint16_t(payload >> 16); }
+};
+
+// A wavelet in flight on a link, stamped with the cycle it reaches the far end.
+struct Flit {
+  Cycle arrival = 0;
+  uint32_t payload = 0;
+  Colour colour = 0;
+};
+
+// A credit travelling back to a sender: one free slot for `colour`, usable from `visible`.
+struct Credit {
+  Cycle visible = 0;
+  Colour colour = 0;
+};
+
+}  // namespace wse

@@ -1,0 +1,135 @@
+#include "host/gemv.hpp"
+
+#include <cstring>
+
+#include "fabric/errors.hpp"
+
+namespace wse {
+
+namespace {
+
+// The PE program's variables, at SRAM offset 0 of every GEMV PE.
+struct GemvVars {
+  uint32_t a, y, psum;  // byte offsets of the A tile (column-major), y and the incoming partial sum
+  uint32_t m, n;        // local tile rows and columns
+  uint32_t x_seen, psum_seen;
+  uint8_t psum_out;     // colour this PE sends its partial y on
+  uint8_t first_column;
+};
+
+void forward_if_ready(PeContext& ctx, GemvVars& v) {
+  if (v.x_seen != v.n || (!v.first_column && v.psum_seen != v.m)) return;
+  float* y = ctx.at<float>(v.y);
+  if (!v.first_column) ctx.add(y, ctx.at<float>(v.psum), v.m);
+  ctx.send(v.psum_out, y, v.m);
+}
+
+void on_x(PeContext& ctx, Wavelet w) {
+  auto& v = *ctx.at<GemvVars>(0u);
+  ctx.fmac(ctx.at<float>(v.y), ctx.at<float>(v.a) + size_t(v.x_seen) * v.m, w.as_f32(), v.m);
+  if (++v.x_seen == v.n) forward_if_ready(ctx, v);
+}
+
+void on_psum(PeContext& ctx, Wavelet w) {
+  auto& v = *ctx.at<GemvVars>(0u);
+  float value = w.as_f32();
+  ctx.mov(ctx.at<float>(v.psum) + v.psum_seen, &value, 1);
+  if (++v.psum_seen == v.m) forward_if_ready(ctx, v);
+}
+
+uint64_t splitmix(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+float unit(uint64_t seed, uint64_t stream, uint64_t i) {
+  uint64_t h = splitmix(splitmix(seed ^ (stream << 56)) + i);
+  return float(int64_t(h >> 40) - (int64_t(1) << 23)) / float(1 << 23);
+}
+
+}  // namespace
+
+GemvProblem GemvProblem::random(uint32_t rows, uint32_t cols, uint64_t seed) {
+  GemvProblem p{rows, cols, std::vector<float>(size_t(rows) * cols), std::vector<float>(cols)};
+  for (size_t i = 0; i < p.a.size(); ++i) p.a[i] = unit(seed, 1, i);
+  for (size_t j = 0; j < p.x.size(); ++j) p.x[j] = unit(seed, 2, j);
+  return p;
+}
+
+GemvKernel::GemvKernel(Wafer& wafer, const GemvProblem& prob, uint32_t grid_width, uint32_t grid_height)
+    : wafer_(wafer) {
+  const MeshShape mesh = wafer.shape();
+  q_ = grid_width ? grid_width : std::min(mesh.width, prob.cols);
+  p_ = grid_height ? grid_height : std::min(mesh.height, prob.rows);
+  if (q_ > mesh.width || p_ > mesh.height)
+    throw ConfigError("gemv: grid " + std::to_string(q_) + "x" + std::to_string(p_) + " does not fit the " +
+                      std::to_string(mesh.width) + "x" + std::to_string(mesh.height) + " mesh");
+  if (q_ > prob.cols || p_ > prob.rows)
+    throw ConfigError("gemv: grid " + std::to_string(q_) + "x" + std::to_string(p_) +
+                      " has more PE columns than A has columns (" + std::to_string(prob.cols) + ") or more PE rows than A has rows (" +
+                      std::to_string(prob.rows) + "); every PE needs at least one element");
+  row_split_ = {prob.rows, p_};
+  col_split_ = {prob.cols, q_};
+
+  program_.name = "gemv";
+  program_.on(kX, on_x).on(1, on_psum).on(2, on_psum);
+
+  Mesh& m = wafer.mesh();
+  for (uint32_t r = 0; r < p_; ++r) {
+    for (uint32_t c = 0; c < mesh.width; ++c) {
+      if (c < q_) {
+        Route x_route = Route::make(Dir::North, {Dir::Ramp});
+        if (r + 1 < p_) x_route.tx |= bit(Dir::South);
+        m.set_route({c, r}, kX, x_route);
+        m.set_route({c, r}, psum_colour(c), Route::make(Dir::Ramp, {Dir::East}));
+        if (c > 0) m.set_route({c, r}, psum_colour(c - 1), Route::make(Dir::West, {Dir::Ramp}));
+      } else {
+        m.set_route({c, r}, psum_colour(q_ - 1), Route::make(Dir::West, {Dir::East}));  // pass through to the edge
+      }
+    }
+    EgressPort& out = m.add_egress({mesh.width - 1, r}, Dir::East);
+    out.reserve(row_split_.size(r));
+    egress_.push_back(&out);
+  }
+  for (uint32_t c = 0; c < q_; ++c) {
+    IngressPort& in = m.add_ingress({c, 0}, Dir::North);
+    for (uint32_t j = col_split_.begin(c); j < col_split_.begin(c + 1); ++j) in.enqueue(Wavelet::f32(kX, prob.x[j]));
+  }
+
+  // SRAM: variables, the A tile column-major (so column j is contiguous for fmac), y, psum.
+  for (uint32_t r = 0; r < p_; ++r) {
+    for (uint32_t c = 0; c < q_; ++c) {
+      const Coord pe{c, r};
+      const uint32_t mr = row_split_.size(r), nc = col_split_.size(c);
+      wafer.load(pe, &program_);
+      SramRef vars = wafer.allocate(pe, "vars", sizeof(GemvVars));
+      SramRef a = wafer.allocate(pe, "A", mr * nc * 4);
+      SramRef y = wafer.allocate(pe, "y", mr * 4);
+      SramRef psum = c > 0 ? wafer.allocate(pe, "psum", mr * 4) : SramRef{};
+      uint8_t* base = wafer.pe(pe).sram.base();
+      GemvVars v{a.offset, y.offset, psum.offset, mr, nc, 0, 0, psum_colour(c), uint8_t(c == 0)};
+      std::memcpy(base + vars.offset, &v, sizeof v);
+      float* tile = reinterpret_cast<float*>(base + a.offset);
+      const uint32_t i0 = row_split_.begin(r), j0 = col_split_.begin(c);
+      for (uint32_t j = 0; j < nc; ++j)
+        for (uint32_t i = 0; i < mr; ++i) tile[size_t(j) * mr + i] = prob.a[size_t(i0 + i) * prob.cols + j0 + j];
+      std::memset(base + y.offset, 0, y.bytes);
+    }
+  }
+}
+
+std::vector<float> GemvKernel::result() const {
+  std::vector<float> y(row_split_.total);
+  for (uint32_t r = 0; r < p_; ++r) {
+    const auto& got = egress_[r]->received();
+    if (got.size() != row_split_.size(r))
+      throw std::runtime_error("gemv: row block " + std::to_string(r) + " delivered " + std::to_string(got.size()) +
+                               " of " + std::to_string(row_split_.size(r)) + " values (did the run stop early?)");
+    for (size_t i = 0; i < got.size(); ++i) y[row_split_.begin(r) + i] = got[i].wavelet.as_f32();
+  }
+  return y;
+}
+
+}  // namespace wse

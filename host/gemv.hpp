@@ -1,0 +1,56 @@
+#pragma once
+// 2D GEMV y = A x on a P x Q PE grid, in the style of the Cerebras GEMV tutorials.
+//
+//   x_j enters at the north edge of PE column c (its column block) and is multicast down the
+//   column on colour 0; every arriving x_j triggers an fmac with column j of the PE's resident
+//   A tile. When a PE has seen all its x and the partial sum from its west neighbour, it adds
+//   and passes its partial y east (colours 1 and 2 alternate by column, since a colour has one rx
+//   per router). The east-most column's sums leave through egress ports on the east edge.
+#include <cstdint>
+#include <vector>
+
+#include "host/config.hpp"
+#include "pe/program.hpp"
+#include "wafer/wafer.hpp"
+
+namespace wse {
+
+struct GemvProblem {
+  uint32_t rows = 0, cols = 0;  // M, N
+  std::vector<float> a;         // row-major M x N
+  std::vector<float> x;         // N
+
+  // Deterministic values in [-1, 1) from (seed, index): independent of threads and order.
+  static GemvProblem random(uint32_t rows, uint32_t cols, uint64_t seed);
+};
+
+// Where the rows/cols of A are cut among the grid: part k covers [begin(k), begin(k+1)).
+struct Split {
+  uint32_t total = 0, parts = 1;
+  uint32_t begin(uint32_t k) const { return uint32_t(uint64_t(total) * k / parts); }
+  uint32_t size(uint32_t k) const { return begin(k + 1) - begin(k); }
+};
+
+class GemvKernel {
+ public:
+  static constexpr Colour kX = 0;
+  static Colour psum_colour(uint32_t column) { return Colour(1 + column % 2); }
+
+  // Places the problem on the wafer's top-left grid_width x grid_height PEs (0 = largest that
+  // fits), sets routes, loads A tiles into SRAM and x into the north ingress ports.
+  GemvKernel(Wafer& wafer, const GemvProblem& problem, uint32_t grid_width = 0, uint32_t grid_height = 0);
+
+  uint32_t grid_width() const { return q_; }
+  uint32_t grid_height() const { return p_; }
+  // y gathered from the east egress ports after a run. Throws if a row is incomplete.
+  std::vector<float> result() const;
+
+ private:
+  Wafer& wafer_;
+  uint32_t p_ = 0, q_ = 0;
+  Split row_split_, col_split_;
+  std::vector<const EgressPort*> egress_;  // one per grid row
+  Program program_;
+};
+
+}  // namespace wse

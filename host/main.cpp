@@ -1,0 +1,74 @@
+// wse: the command-line entry point of the emulator.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "host/job.hpp"
+
+namespace {
+
+int run_command(const std::string& config, unsigned threads, const std::filesystem::path& out_dir) {
+  wse::RunConfig cfg = wse::load_run_config(config);
+  std::filesystem::create_directories(out_dir);
+  const bool tty = isatty(STDOUT_FILENO);
+  wse::ProgressFn progress;
+  if (tty) progress = [](wse::Cycle now) { std::fprintf(stderr, "\r  cycle %llu ...", (unsigned long long)now); };
+  std::cout << "wse: " << cfg.kernel << " " << cfg.gemv.rows << "x" << cfg.gemv.cols << " on a " << cfg.mesh.width
+            << "x" << cfg.mesh.height << " " << cfg.machine.name << " mesh, " << threads << " thread(s)" << std::endl;
+  wse::JobResult r = wse::run_job(cfg, threads, progress);
+  if (tty) std::fprintf(stderr, "\r\033[K");
+  const auto& j = r.report;
+  const std::filesystem::path report = out_dir / "report.json";
+  std::ofstream(report) << j.dump(2) << "\n";
+  std::printf("  cycles            %llu (%.3f us at %.0f MHz)\n", (unsigned long long)j["cycles"].get<uint64_t>(),
+              double(j["cycles"].get<uint64_t>()) / cfg.machine.clock_hz * 1e6, cfg.machine.clock_hz / 1e6);
+  std::printf("  MACs              %llu   FMAC utilization %.1f%%\n", (unsigned long long)j["macs"].get<uint64_t>(),
+              100 * j["fmac_utilization"].get<double>());
+  std::printf("  wavelets          %llu in, %llu hops, busiest link %.1f%%, backpressure %llu cycles\n",
+              (unsigned long long)j["wavelets"].get<uint64_t>(), (unsigned long long)j["wavelet_hops"].get<uint64_t>(),
+              100 * j["link_util_max"].get<double>(), (unsigned long long)j["backpressure_cycles"].get<uint64_t>());
+  std::printf("  SRAM high water   %u bytes per PE\n", j["sram_high_water_bytes"].get<uint32_t>());
+  std::printf("  host              %.3f s, %.3g PE-cycles/s\n", j["host_seconds"].get<double>(),
+              j["pe_cycles_per_second"].get<double>());
+  std::printf("  checksum          %s\n  report            %s\n", j["checksum"].get<std::string>().c_str(),
+              report.string().c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"wse: a cycle-level emulator of a Cerebras-style wafer-scale engine"};
+  app.require_subcommand(1);
+  std::string config;
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::string out_dir = "out";
+  CLI::App* run = app.add_subcommand("run", "Run the kernel of a config (examples/gemv.yaml) and write DIR/report.json");
+  run->add_option("config", config, "Run config (YAML)")->required();
+  run->add_option("--threads", threads, "Worker threads (default: all hardware threads); results do not depend on it")
+      ->check(CLI::Range(1u, 4096u));
+  run->add_option("--out", out_dir, "Directory for report.json (default: out)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  try {
+    if (*run) return run_command(config, threads, out_dir);
+  } catch (const wse::UsageError& e) {
+    std::fprintf(stderr, "wse: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "wse: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

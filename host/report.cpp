@@ -1,0 +1,91 @@
+#include "host/report.hpp"
+
+#include <cstring>
+
+namespace wse {
+
+namespace {
+
+struct Fnv {
+  uint64_t h = 0xcbf29ce484222325ull;
+  void bytes(const void* p, size_t n) {
+    auto* b = static_cast<const uint8_t*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
+  }
+  void u64(uint64_t v) { bytes(&v, sizeof v); }
+};
+
+}  // namespace
+
+FabricTotals totals(const Wafer& wafer, Cycle cycles) {
+  FabricTotals t;
+  for (const Pe& pe : wafer.pes()) {
+    t.pe += pe.counters;
+    t.sram_high_water_bytes = std::max(t.sram_high_water_bytes, pe.sram.high_water());
+    t.active_pes += pe.program != nullptr;
+  }
+  t.macs = t.pe.macs;
+  t.fmac_cycles = t.pe.fmac_cycles;
+  t.wavelets = t.pe.wavelets_out;
+  for (const IngressPort& p : wafer.mesh().ingress_ports()) t.wavelets += p.sent();
+  t.backpressure_cycles = t.pe.stall_send_cycles;
+  for (const Link& l : wafer.mesh().links()) {
+    if (l.kind == LinkKind::Hop) t.wavelet_hops += l.counters.wavelets;
+    t.backpressure_cycles += l.counters.backpressure_cycles;
+    if (cycles) t.link_util_max = std::max(t.link_util_max, double(l.counters.busy_cycles) / double(cycles));
+  }
+  return t;
+}
+
+uint64_t checksum(const Wafer& wafer, const WaferRun& run, const std::vector<float>& result) {
+  Fnv f;
+  f.u64(run.cycles);
+  f.bytes(result.data(), result.size() * sizeof(float));
+  for (const Pe& pe : wafer.pes()) {
+    const PeCounters& c = pe.counters;
+    for (uint64_t v : {c.receive_cycles, c.fmac_cycles, c.move_cycles, c.send_cycles, c.stall_send_cycles, c.tasks,
+                       c.wavelets_in, c.wavelets_out, c.macs, uint64_t(pe.sram.high_water())})
+      f.u64(v);
+  }
+  for (const Link& l : wafer.mesh().links()) {
+    f.u64(l.counters.wavelets);
+    f.u64(l.counters.busy_cycles);
+    f.u64(l.counters.backpressure_cycles);
+  }
+  for (const EgressPort& p : wafer.mesh().egress_ports())
+    for (const EgressArrival& a : p.received()) f.u64(a.cycle);
+  return f.h;
+}
+
+nlohmann::json make_report(const RunConfig& cfg, const Wafer& wafer, const WaferRun& run,
+                           const std::vector<float>& result) {
+  const FabricTotals t = totals(wafer, run.cycles);
+  const double pe_cycles = double(wafer.shape().tiles()) * double(run.cycles);
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)checksum(wafer, run, result));
+  nlohmann::json j;
+  j["config"] = cfg.source.string();
+  j["kernel"] = cfg.kernel;
+  j["machine"] = cfg.machine.name;
+  j["mesh"] = {{"width", wafer.shape().width}, {"height", wafer.shape().height}};
+  j["threads"] = run.threads;
+  j["cycles"] = run.cycles;
+  j["cycles_simulated"] = run.engine.cycles_stepped;
+  j["hit_cycle_limit"] = run.engine.hit_cycle_limit;
+  j["macs"] = t.macs;
+  j["wavelets"] = t.wavelets;
+  j["wavelet_hops"] = t.wavelet_hops;
+  j["link_util_max"] = t.link_util_max;
+  j["backpressure_cycles"] = t.backpressure_cycles;
+  j["sram_high_water_bytes"] = t.sram_high_water_bytes;
+  j["active_pes"] = t.active_pes;
+  j["fmac_utilization"] = t.active_pes && run.cycles ? double(t.fmac_cycles) / (double(t.active_pes) * double(run.cycles)) : 0.0;
+  j["pe_cycles"] = {{"receive", t.pe.receive_cycles}, {"fmac", t.pe.fmac_cycles}, {"move", t.pe.move_cycles},
+                    {"send", t.pe.send_cycles}, {"stall_send", t.pe.stall_send_cycles}, {"tasks", t.pe.tasks}};
+  j["host_seconds"] = run.host_seconds;
+  j["pe_cycles_per_second"] = run.host_seconds > 0 ? pe_cycles / run.host_seconds : 0.0;
+  j["checksum"] = hex;
+  return j;
+}
+
+}  // namespace wse

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs every Debian package wse-emu needs to build, test and run. Idempotent, non-interactive;
+# run as root (or with sudo available). Only installs what is missing.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libboost-dev libboost-system-dev            # Asio thread pool, Lockfree SPSC queues
+  flatbuffers-compiler libflatbuffers-dev     # flatc at build time, FlatBuffers runtime
+  libgtest-dev libgmock-dev libbenchmark-dev  # tests and microbenchmarks
+  libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+  libeigen3-dev libpng-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+echo "setup: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,68 @@
+#include "wafer/wafer.hpp"
+
+#include <chrono>
+
+#include "fabric/errors.hpp"
+
+namespace wse {
+
+Wafer::Wafer(const MachineSpec& spec, MeshShape shape)
+    : mesh_(spec, shape), arena_(shape.tiles(), spec.sram_bytes_per_pe), pes_(shape.tiles()) {
+  if (shape.width == 0 || shape.height == 0) throw UsageError("mesh width and height must be at least 1");
+  for (TileId t = 0; t < pes_.size(); ++t) {
+    pes_[t].coord = shape.coord(t);
+    pes_[t].sram.bind(arena_.tile(t), spec.sram_bytes_per_pe);
+  }
+}
+
+void Wafer::finalize(unsigned threads) {
+  partition_ = Partition::make(shape(), threads);
+  mesh_.finalize(partition_);
+  for (TileId t = 0; t < pes_.size(); ++t) {
+    Pe& pe = pes_[t];
+    Router* r = mesh_.router(t);
+    std::vector<Colour> rx;
+    std::vector<std::pair<Colour, uint8_t>> tx;
+    if (r) {
+      for (const Lane& lane : r->lanes) {
+        if (lane.tx & bit(Dir::Ramp)) rx.push_back(lane.colour);
+        if (lane.rx == Dir::Ramp) tx.push_back({lane.colour, lane.cap});
+      }
+    }
+    if (!rx.empty() && !pe.program)
+      throw RouteError("route at tile " + to_string(pe.coord) + " colour " + std::to_string(rx.front()) +
+                       ": delivers to the PE (RAMP), but no program is loaded on that PE");
+    pe.attach(r ? r->out[size_t(Dir::Ramp)] : nullptr, r ? r->in[size_t(Dir::Ramp)] : nullptr, std::move(rx), tx);
+    pe.counters = {};
+  }
+  finalized_ = true;
+}
+
+void Wafer::seed(const Block& b, Scheduler& s) {
+  for (uint32_t y = b.y0; y < b.y1; ++y) {
+    for (uint32_t x = b.x0; x < b.x1; ++x) {
+      TileId t = shape().id({x, y});
+      if (pes_[t].wants_start()) s.schedule(t, 0);
+      if (const Router* r = mesh_.router(t))
+        for (const IngressPort* p : r->ingress)
+          if (p && !p->drained()) s.schedule(t, p->next_ready());
+    }
+  }
+}
+
+WaferRun Wafer::run(Cycle max_cycles, ProgressFn progress) {
+  if (!finalized_) throw std::logic_error("Wafer::run before finalize");
+  WaferRun run;
+  run.threads = unsigned(partition_.blocks.size());
+  auto t0 = std::chrono::steady_clock::now();
+  CycleEngine<Wafer> engine;
+  run.engine = engine.run(*this, partition_, max_cycles, std::move(progress));
+  run.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  Cycle last = run.engine.last_active;
+  for (const EgressPort& p : mesh_.egress_ports())
+    for (const EgressArrival& a : p.received()) last = std::max(last, a.cycle);
+  run.cycles = run.engine.hit_cycle_limit ? max_cycles : last + 1;
+  return run;
+}
+
+}  // namespace wse

@@ -1,0 +1,64 @@
+#pragma once
+// One wafer: the fabric's mesh of routers and a PE on every tile, stepped together by the cycle
+// engine. This is where the PE meets the fabric, through the RAMP links only.
+#include <memory>
+#include <vector>
+
+#include "fabric/cycle_engine.hpp"
+#include "fabric/mesh.hpp"
+#include "pe/pe.hpp"
+#include "pe/sram.hpp"
+
+namespace wse {
+
+struct WaferRun {
+  EngineResult engine;
+  Cycle cycles = 0;  // the run's length: last event (stepped tile or wavelet arrival) + 1
+  double host_seconds = 0;
+  unsigned threads = 1;
+};
+
+class Wafer {
+ public:
+  Wafer(const MachineSpec& spec, MeshShape shape);
+
+  const MachineSpec& spec() const { return mesh_.spec(); }
+  MeshShape shape() const { return mesh_.shape(); }
+  Mesh& mesh() { return mesh_; }
+  const Mesh& mesh() const { return mesh_; }
+  NameTable& names() { return names_; }
+
+  Pe& pe(Coord c) { return pes_[shape().id(c)]; }
+  const Pe& pe(Coord c) const { return pes_[shape().id(c)]; }
+  const std::vector<Pe>& pes() const { return pes_; }
+
+  void load(Coord c, const Program* program) { pe(c).program = program; }
+  SramRef allocate(Coord c, std::string_view name, uint32_t bytes) {
+    return pe(c).sram.allocate(c, names_, names_.intern(name), bytes);
+  }
+
+  // Validates routes and programs against each other and builds links for `threads` workers.
+  void finalize(unsigned threads);
+  // Runs until nothing is left to do, or max_cycles.
+  WaferRun run(Cycle max_cycles, ProgressFn progress = {});
+
+  // The cycle engine's view of the tiles.
+  void seed(const Block& b, Scheduler& s);
+  void step(TileId t, Cycle now, Scheduler& s) {
+    Router* r = mesh_.router(t);
+    if (r) r->ingest(t, now, s);
+    Pe& pe = pes_[t];
+    if (pe.program) pe.step(t, now, s, spec());
+    if (r) r->forward(t, now, s);
+  }
+
+ private:
+  Mesh mesh_;
+  SramArena arena_;
+  NameTable names_;
+  std::vector<Pe> pes_;
+  Partition partition_;
+  bool finalized_ = false;
+};
+
+}  // namespace wse
