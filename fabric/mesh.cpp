@@ -186,8 +186,8 @@ void Mesh::finalize(const Partition& partition) {
     uint32_t checked = 0;
     for (uint64_t k = 0; k < p.size(); ++k) {
       Colour col = p.wavelet(k).colour;
-      if (checked & (1u << col)) continue;
-      checked |= 1u << col;
+      if (col < 32 && (checked & (1u << col))) continue;
+      if (col < 32) checked |= 1u << col;
       const Lane* lane = (r && col < spec_.colours) ? r->lane(col) : nullptr;
       if (!lane || lane->rx != p.side())
         throw RouteError("ingress port at tile " + to_string(p.tile()) + " side " + dir_name(p.side()) +

@@ -64,7 +64,10 @@ int main(int argc, char** argv) {
   try {
     if (*run) return run_command(config, threads, out_dir);
   } catch (const wse::UsageError& e) {
-    std::fprintf(stderr, "wse: error: %s\n", e.what());
+    // Every user error names the config it came from.
+    std::string what = e.what();
+    if (what.find(config) == std::string::npos) what = "config " + config + ": " + what;
+    std::fprintf(stderr, "wse: error: %s\n", what.c_str());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "wse: internal error: %s\n", e.what());

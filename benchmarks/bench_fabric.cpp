@@ -1,0 +1,86 @@
+// Router throughput: wavelet hops per second through one saturated row of routers.
+//
+// A W x 1 mesh with an ingress port on the west edge of (0,0) and an egress port on the east edge
+// of (W-1,0); every router routes colour 0 from West to East. With io_bytes_per_cycle = 0 the
+// ingress runs at link rate, so every link carries one wavelet per cycle and every router is
+// stepped every cycle: the run measures the router's ingest/forward path and the cycle engine,
+// with no PE involved. Each wavelet makes W hops (W-1 router-to-router links plus the egress
+// link), so the last of K arrives at exactly (K-1) + W * hop_latency; the benchmark checks that
+// and the count, so it can never report the speed of a broken run.
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+#include "wafer/wafer.hpp"
+
+namespace {
+
+using namespace wse;
+
+constexpr Colour kColour = 0;
+
+// A finalized row, ready to run: a run consumes the ingress stream, so each iteration needs one.
+std::unique_ptr<Wafer> make_row(uint32_t width, uint64_t wavelets, unsigned threads) {
+  MachineSpec spec;
+  spec.io_bytes_per_cycle = 0;  // the port at link rate: the row, not off-wafer I/O, is the limit
+  auto wafer = std::make_unique<Wafer>(spec, MeshShape{width, 1});
+  Mesh& mesh = wafer->mesh();
+  for (uint32_t x = 0; x < width; ++x) mesh.set_route({x, 0}, kColour, Route::make(Dir::West, {Dir::East}));
+  IngressPort& in = mesh.add_ingress({0, 0}, Dir::West);
+  for (uint64_t k = 0; k < wavelets; ++k) in.enqueue(Wavelet{uint32_t(k), kColour});
+  mesh.add_egress({width - 1, 0}, Dir::East).reserve(wavelets);
+  wafer->finalize(threads);
+  return wafer;
+}
+
+// Empty when the run delivered every wavelet, in order, with the closed-form timing.
+std::string check_row(const Wafer& wafer, uint64_t wavelets) {
+  const auto& got = wafer.mesh().egress_ports().front().received();
+  if (got.size() != wavelets)
+    return "egress received " + std::to_string(got.size()) + " of " + std::to_string(wavelets) + " wavelets";
+  for (uint64_t k = 0; k < wavelets; ++k)
+    if (got[k].wavelet.payload != uint32_t(k)) return "wavelet " + std::to_string(k) + " arrived out of order";
+  const Cycle expected = (wavelets - 1) + Cycle(wafer.shape().width) * wafer.spec().hop_latency_cycles;
+  if (got.back().cycle != expected)
+    return "last wavelet arrived at cycle " + std::to_string(got.back().cycle) + ", expected " + std::to_string(expected);
+  return {};
+}
+
+// Args: row width W, wavelets K, worker threads.
+void BM_SaturatedRow(benchmark::State& state) {
+  const auto width = uint32_t(state.range(0));
+  const auto wavelets = uint64_t(state.range(1));
+  const auto threads = unsigned(state.range(2));
+  double seconds = 0;
+  uint64_t hops = 0;
+  Cycle cycles = 0;
+  // Manual time = the engine's own wall time of the run, so building, checking and tearing down
+  // each iteration's wafer is not measured.
+  for (auto _ : state) {
+    auto wafer = make_row(width, wavelets, threads);
+    WaferRun run = wafer->run(Cycle{1} << 40);
+    state.SetIterationTime(run.host_seconds);
+    if (std::string err = check_row(*wafer, wavelets); !err.empty()) {
+      state.SkipWithError(err.c_str());
+      break;
+    }
+    seconds += run.host_seconds;
+    hops += wavelets * width;
+    cycles = run.cycles;
+  }
+  // Rates are computed here from the run's wall time: Google Benchmark's kIsRate divides by the
+  // main thread's CPU time, which misses the worker threads of a multi-threaded run.
+  state.counters["wavelet_hops/s"] = seconds > 0 ? double(hops) / seconds : 0;
+  state.counters["cycles"] = double(cycles);
+  state.counters["cycles/s"] = seconds > 0 ? double(cycles) * double(state.iterations()) / seconds : 0;
+}
+
+BENCHMARK(BM_SaturatedRow)
+    ->ArgNames({"W", "K", "threads"})
+    ->Args({64, 100000, 1})
+    ->Args({512, 20000, 1})
+    ->Args({512, 20000, 2})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace

@@ -1,0 +1,96 @@
+// The `wse` command line: exit codes, messages, and report.json.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Output {
+  int code;
+  std::string text;
+};
+
+Output wse(const std::string& args) {
+  std::string cmd = std::string(WSE_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string text;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) text.append(buf.data(), n);
+  int status = pclose(p);
+  return {WEXITSTATUS(status), text};
+}
+
+fs::path write(const std::string& name, const std::string& yaml) {
+  fs::path dir = fs::temp_directory_path() / "wse_cli_test";
+  fs::create_directories(dir);
+  fs::path p = dir / name;
+  std::ofstream(p) << yaml;
+  return p;
+}
+
+TEST(Cli, RunWritesTheReport) {
+  fs::path cfg = write("ok.yaml", "machine: wse2\nmesh: {width: 6, height: 5}\ngemv: {rows: 50, cols: 40, seed: 3}\n");
+  fs::path out = fs::temp_directory_path() / "wse_cli_test" / "out";
+  fs::remove_all(out);
+  Output o = wse("run " + cfg.string() + " --threads 2 --out " + out.string());
+  ASSERT_EQ(o.code, 0) << o.text;
+  EXPECT_NE(o.text.find("checksum"), std::string::npos);
+  std::ifstream in(out / "report.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  for (const char* key : {"mesh", "threads", "cycles", "macs", "wavelets", "link_util_max", "backpressure_cycles",
+                          "sram_high_water_bytes", "host_seconds", "pe_cycles_per_second", "checksum"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["mesh"]["width"], 6);
+  EXPECT_EQ(j["mesh"]["height"], 5);
+  EXPECT_EQ(j["threads"], 2);
+  EXPECT_EQ(j["macs"], 50 * 40);
+  EXPECT_NEAR(j["pe_cycles_per_second"].get<double>(),
+              30.0 * j["cycles"].get<double>() / j["host_seconds"].get<double>(), 1e-6 * j["pe_cycles_per_second"].get<double>());
+}
+
+struct BadConfig {
+  const char* name;
+  const char* yaml;
+  const char* message;
+};
+
+TEST(Cli, BadConfigsGiveAClearErrorAndExitCode2) {
+  const BadConfig cases[] = {
+      {"unknown_field.yaml", "gemv: {rows: 4, cols: 4}\nmesh: {widht: 3}\n", "unknown field 'mesh.widht'"},
+      {"bad_number.yaml", "gemv: {rows: many, cols: 4}\n", "field 'gemv.rows': expected a positive integer, got 'many'"},
+      {"zero.yaml", "gemv: {rows: 0, cols: 4}\n", "field 'gemv.rows'"},
+      {"no_gemv.yaml", "machine: wse2\n", "missing field 'gemv'"},
+      {"preset.yaml", "machine: wse9\ngemv: {rows: 4, cols: 4}\n", "machine preset 'wse9' not found"},
+      {"too_big.yaml", "mesh: {width: 800}\ngemv: {rows: 4, cols: 4}\n", "field 'mesh.width': expected an integer in [1, 750]"},
+      {"latency.yaml", "machine: {preset: wse2, hop_latency_cycles: 99}\ngemv: {rows: 4, cols: 4}\n", "hop_latency_cycles"},
+      {"not_yaml.yaml", "gemv: [rows: 4\n", "not valid YAML"},
+      {"sram.yaml", "mesh: {width: 1, height: 1}\ngemv: {rows: 300, cols: 300}\n", "PE (0,0): SRAM buffer 'A' needs"},
+      {"limit.yaml", "mesh: {width: 2, height: 2}\ngemv: {rows: 20, cols: 20}\nrun: {max_cycles: 10}\n", "raise run.max_cycles"},
+  };
+  for (const BadConfig& c : cases) {
+    Output o = wse("run " + write(c.name, c.yaml).string() + " --out " +
+                   (fs::temp_directory_path() / "wse_cli_test" / "bad").string());
+    EXPECT_EQ(o.code, 2) << c.name << ": " << o.text;
+    EXPECT_NE(o.text.find(c.message), std::string::npos) << c.name << ": " << o.text;
+    EXPECT_NE(o.text.find(c.name), std::string::npos) << "the error should name the file: " << o.text;
+  }
+}
+
+TEST(Cli, MissingConfigFileAndBadFlags) {
+  Output o = wse("run /nonexistent/gemv.yaml");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.text.find("/nonexistent/gemv.yaml: file not found"), std::string::npos) << o.text;
+  EXPECT_EQ(wse("run --threads 0 x.yaml").code, 2);
+  EXPECT_EQ(wse("").code, 2);
+  Output help = wse("run --help");
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.text.find("--threads"), std::string::npos);
+}
+
+}  // namespace

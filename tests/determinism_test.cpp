@@ -1,0 +1,98 @@
+// The same config gives bit-identical results and counters at any thread count.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "host/job.hpp"
+#include "host/report.hpp"
+#include "test_support.hpp"
+
+namespace wse {
+namespace {
+
+// Fields that describe the host rather than the wafer.
+nlohmann::json wafer_part(nlohmann::json j) {
+  j.erase("threads");
+  j.erase("host_seconds");
+  j.erase("pe_cycles_per_second");
+  return j;
+}
+
+RunConfig gemv_config(uint32_t mesh_w, uint32_t mesh_h, uint32_t rows, uint32_t cols) {
+  RunConfig cfg;
+  cfg.source = "in-memory";
+  cfg.mesh = {mesh_w, mesh_h};
+  cfg.gemv = {rows, cols, 0, 0, 5};
+  return cfg;
+}
+
+TEST(Determinism, GemvReportIsIdenticalAt1_2And4Threads) {
+  for (RunConfig cfg : {gemv_config(16, 16, 300, 300), gemv_config(13, 11, 101, 97), gemv_config(7, 29, 60, 45)}) {
+    JobResult one = run_job(cfg, 1);
+    EXPECT_EQ(one.report["threads"], 1);
+    for (unsigned threads : {2u, 4u}) {
+      JobResult many = run_job(cfg, threads);
+      EXPECT_EQ(many.report["threads"], threads);
+      EXPECT_EQ(wafer_part(many.report), wafer_part(one.report)) << threads << " threads";
+      ASSERT_EQ(many.result.size(), one.result.size());
+      EXPECT_EQ(0, std::memcmp(many.result.data(), one.result.data(), one.result.size() * sizeof(float)));
+    }
+  }
+}
+
+// A congested fabric (many flows crossing block boundaries, backpressure from slow PEs) gives
+// the same arrival cycle for every wavelet at any thread count.
+std::vector<EgressArrival> congested_run(unsigned threads) {
+  const uint32_t w = 12, h = 12;
+  MachineSpec s = test::spec(2);
+  s.io_bytes_per_cycle = 20;  // 5 wavelets/cycle shared by 12 ports: rational rates
+  Wafer wafer(s, {w, h});
+  Mesh& m = wafer.mesh();
+  // Every row carries colour (y % 2) west -> east; every column y-odd colour 2+(x%2) north -> south.
+  for (uint32_t y = 0; y < h; ++y) {
+    for (uint32_t x = 0; x < w; ++x) m.set_route({x, y}, Colour(y % 2), Route::make(Dir::West, {Dir::East}));
+    IngressPort& in = m.add_ingress({0, y}, Dir::West);
+    for (uint32_t k = 0; k < 200; ++k) in.enqueue(Wavelet{y * 1000 + k, Colour(y % 2)});
+    m.add_egress({w - 1, y}, Dir::East);
+  }
+  for (uint32_t x = 0; x < w; x += 2) {
+    for (uint32_t y = 0; y < h; ++y) m.set_route({x, y}, 3, Route::make(Dir::North, {Dir::South}));
+    IngressPort& in = m.add_ingress({x, 0}, Dir::North);
+    for (uint32_t k = 0; k < 300; ++k) in.enqueue(Wavelet{x * 1000 + k, 3});
+    m.add_egress({x, h - 1}, Dir::South);
+  }
+  wafer.finalize(threads);
+  wafer.run(1'000'000);
+  std::vector<EgressArrival> all;
+  for (const EgressPort& p : m.egress_ports()) all.insert(all.end(), p.received().begin(), p.received().end());
+  return all;
+}
+
+TEST(Determinism, CongestedFabricArrivalsAreIdenticalAt1_2_3And4Threads) {
+  auto one = congested_run(1);
+  ASSERT_EQ(one.size(), 12u * 200 + 6u * 300);
+  for (unsigned threads : {2u, 3u, 4u}) {
+    auto many = congested_run(threads);
+    ASSERT_EQ(many.size(), one.size());
+    for (size_t i = 0; i < one.size(); ++i) {
+      EXPECT_EQ(many[i].cycle, one[i].cycle) << i;
+      EXPECT_EQ(many[i].wavelet.payload, one[i].wavelet.payload) << i;
+    }
+  }
+}
+
+TEST(Partition, BlocksCoverTheMeshExactlyOnce) {
+  for (unsigned workers : {1u, 2u, 3u, 4u, 7u, 16u}) {
+    MeshShape shape{13, 9};
+    Partition p = Partition::make(shape, workers);
+    EXPECT_EQ(p.blocks.size(), workers);
+    std::vector<int> cover(shape.tiles(), 0);
+    for (const Block& b : p.blocks)
+      for (uint32_t y = b.y0; y < b.y1; ++y)
+        for (uint32_t x = b.x0; x < b.x1; ++x) ++cover[shape.id({x, y})];
+    for (int c : cover) EXPECT_EQ(c, 1);
+  }
+}
+
+}  // namespace
+}  // namespace wse

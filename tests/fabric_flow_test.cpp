@@ -1,0 +1,209 @@
+// Sharing, isolation and multicast on the fabric, and backpressure from a PE that does not drain.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "test_support.hpp"
+
+namespace wse {
+namespace {
+
+// A PE program that records every wavelet it receives: vars at offset 0 = {count, sum}, then the
+// payloads in arrival order.
+struct Recorder {
+  static void on_wavelet(PeContext& ctx, Wavelet w) {
+    auto* count = ctx.at<uint32_t>(0u);
+    ctx.at<uint32_t>(8u)[*count] = w.payload;
+    ++*count;
+  }
+  Program program;
+  Recorder() {
+    program.name = "recorder";
+    for (Colour c = 0; c < 24; ++c) program.on(c, on_wavelet);
+  }
+  static void install(Wafer& w, Coord c, const Program* p, uint32_t max_wavelets) {
+    w.load(c, p);
+    SramRef r = w.allocate(c, "record", 8 + 4 * max_wavelets);
+    EXPECT_EQ(r.offset, 0u);
+  }
+  static std::vector<uint32_t> received(const Wafer& w, Coord c) {
+    const uint8_t* base = w.pe(c).sram.base();
+    uint32_t n = *reinterpret_cast<const uint32_t*>(base);
+    auto* p = reinterpret_cast<const uint32_t*>(base + 8);
+    return {p, p + n};
+  }
+};
+
+TEST(FabricFlow, TwoColoursSharingALinkSerialize) {
+  const uint32_t n = 50, latency = 2;
+  Wafer wafer(test::spec(latency), {2, 1});
+  Mesh& m = wafer.mesh();
+  m.set_route({0, 0}, 0, Route::make(Dir::West, {Dir::East}));
+  m.set_route({0, 0}, 1, Route::make(Dir::North, {Dir::East}));
+  m.set_route({1, 0}, 0, Route::make(Dir::West, {Dir::East}));
+  m.set_route({1, 0}, 1, Route::make(Dir::West, {Dir::East}));
+  IngressPort& a = m.add_ingress({0, 0}, Dir::West);
+  IngressPort& b = m.add_ingress({0, 0}, Dir::North);
+  for (uint32_t k = 0; k < n; ++k) a.enqueue(Wavelet{k, 0}), b.enqueue(Wavelet{1000 + k, 1});
+  EgressPort& out = m.add_egress({1, 0}, Dir::East);
+  wafer.finalize(1);
+  wafer.run(10000);
+
+  const auto& got = out.received();
+  ASSERT_EQ(got.size(), 2 * n);
+  for (size_t k = 1; k < got.size(); ++k) EXPECT_EQ(got[k].cycle, got[k - 1].cycle + 1);  // one per cycle
+  EXPECT_EQ(got.front().cycle, 2 * latency);
+  EXPECT_EQ(got.back().cycle, 2 * n - 1 + 2 * latency);  // 2n wavelets through one link: 2n-1 + latency
+  // Each colour stays in order.
+  uint32_t next0 = 0, next1 = 1000;
+  for (const auto& g : got) {
+    if (g.wavelet.colour == 0) EXPECT_EQ(g.wavelet.payload, next0++);
+    else EXPECT_EQ(g.wavelet.payload, next1++);
+  }
+  const Link* shared = wafer.mesh().router(0)->out[size_t(Dir::East)];
+  EXPECT_EQ(shared->counters.wavelets, 2 * n);
+  EXPECT_EQ(shared->counters.busy_cycles, 2 * n);
+}
+
+// Starts with a long computation, then records what it received.
+void busy_start(PeContext& ctx) {
+  float* y = ctx.at<float>(0u);
+  for (int i = 0; i < 5000; ++i) ctx.fmac(y, y, 0.0f, 1);  // 5000 cycles of fmac
+}
+
+TEST(FabricFlow, AFullBufferOnOneColourDoesNotBlockAnother) {
+  // Colour 0 goes to a PE that is busy for 5000 cycles; colour 1 shares the same link and passes.
+  const uint32_t n = 40;
+  Wafer wafer(test::spec(2), {2, 1});
+  Mesh& m = wafer.mesh();
+  m.set_route({0, 0}, 0, Route::make(Dir::West, {Dir::East}));
+  m.set_route({0, 0}, 1, Route::make(Dir::North, {Dir::East}));
+  m.set_route({1, 0}, 0, Route::make(Dir::West, {Dir::Ramp}));
+  m.set_route({1, 0}, 1, Route::make(Dir::West, {Dir::East}));
+  IngressPort& blocked = m.add_ingress({0, 0}, Dir::West);
+  IngressPort& free = m.add_ingress({0, 0}, Dir::North);
+  for (uint32_t k = 0; k < n; ++k) blocked.enqueue(Wavelet{k, 0}), free.enqueue(Wavelet{k, 1});
+  EgressPort& out = m.add_egress({1, 0}, Dir::East);
+  Program slow;
+  slow.name = "slow";
+  slow.on(0, Recorder::on_wavelet);
+  slow.start_task = slow.local(busy_start);
+  wafer.load({1, 0}, &slow);
+  wafer.allocate({1, 0}, "record", 8 + 4 * n);
+  wafer.finalize(1);
+  WaferRun run = wafer.run(100000);
+
+  ASSERT_EQ(out.received().size(), n);
+  // Colour 1 is delayed only by sharing the link with colour 0 while colour 0 still had credits:
+  // at most 2n cycles for 2n wavelets, far before the PE frees colour 0 at cycle 5000.
+  EXPECT_LT(out.received().back().cycle, 2 * n + 10);
+  // Colour 0 waited on backpressure but lost nothing.
+  auto rec = Recorder::received(wafer, {1, 0});
+  ASSERT_EQ(rec.size(), n);
+  for (uint32_t k = 0; k < n; ++k) EXPECT_EQ(rec[k], k);
+  EXPECT_GT(wafer.mesh().router(0)->lane(0)->counters.backpressure_cycles, 4000u);
+  EXPECT_EQ(wafer.mesh().router(0)->lane(1)->counters.backpressure_cycles, 0u);
+  EXPECT_GT(run.cycles, 5000u);
+}
+
+TEST(FabricFlow, MulticastDeliversExactlyOnceToEveryTarget) {
+  // (1,0) receives from its north edge and multicasts to its PE, west, east and south; (1,1)
+  // to its PE and south; (1,2) to its PE and off the south edge.
+  const uint32_t n = 25;
+  Wafer wafer(test::spec(2), {3, 3});
+  Mesh& m = wafer.mesh();
+  m.set_route({1, 0}, 7, Route::make(Dir::North, {Dir::Ramp, Dir::West, Dir::East, Dir::South}));
+  m.set_route({0, 0}, 7, Route::make(Dir::East, {Dir::Ramp}));
+  m.set_route({2, 0}, 7, Route::make(Dir::West, {Dir::Ramp}));
+  m.set_route({1, 1}, 7, Route::make(Dir::North, {Dir::Ramp, Dir::South}));
+  m.set_route({1, 2}, 7, Route::make(Dir::North, {Dir::Ramp, Dir::South}));
+  IngressPort& in = m.add_ingress({1, 0}, Dir::North);
+  for (uint32_t k = 0; k < n; ++k) in.enqueue(Wavelet{100 + k, 7});
+  EgressPort& out = m.add_egress({1, 2}, Dir::South);
+  Recorder rec;
+  const std::vector<Coord> targets = {{1, 0}, {0, 0}, {2, 0}, {1, 1}, {1, 2}};
+  for (Coord c : targets) Recorder::install(wafer, c, &rec.program, n + 1);
+  wafer.finalize(1);
+  wafer.run(100000);
+
+  for (Coord c : targets) {
+    auto got = Recorder::received(wafer, c);
+    ASSERT_EQ(got.size(), n) << to_string(c);
+    for (uint32_t k = 0; k < n; ++k) EXPECT_EQ(got[k], 100 + k) << to_string(c);
+  }
+  ASSERT_EQ(out.received().size(), n);
+  for (Coord c : {Coord{0, 1}, Coord{2, 1}, Coord{0, 2}, Coord{2, 2}}) EXPECT_EQ(wafer.pe(c).counters.wavelets_in, 0u);
+  uint64_t pe_in = 0;
+  for (const Pe& pe : wafer.pes()) pe_in += pe.counters.wavelets_in;
+  EXPECT_EQ(pe_in, 5 * n);
+}
+
+// Sends its 100-word "out" buffer east once, at start.
+void send_all(PeContext& ctx) { ctx.send(3, ctx.at<float>(0u), 100); }
+
+TEST(FabricFlow, APeThatDoesNotDrainStallsItsSenderWithoutLosingAWavelet) {
+  const uint32_t n = 100;
+  MachineSpec s = test::spec(2);
+  Wafer wafer(s, {2, 1});
+  Mesh& m = wafer.mesh();
+  m.set_route({0, 0}, 3, Route::make(Dir::Ramp, {Dir::East}));
+  m.set_route({1, 0}, 3, Route::make(Dir::West, {Dir::Ramp}));
+  Program sender;
+  sender.name = "sender";
+  sender.start_task = sender.local(send_all);
+  wafer.load({0, 0}, &sender);
+  SramRef buf = wafer.allocate({0, 0}, "out", 4 * n);
+  for (uint32_t k = 0; k < n; ++k) reinterpret_cast<uint32_t*>(wafer.pe({0, 0}).sram.base() + buf.offset)[k] = k;
+  Program slow;
+  slow.name = "slow";
+  slow.on(3, Recorder::on_wavelet);
+  slow.start_task = slow.local(busy_start);
+  wafer.load({1, 0}, &slow);
+  wafer.allocate({1, 0}, "record", 8 + 4 * n);
+  wafer.finalize(1);
+  WaferRun run = wafer.run(100000);
+
+  auto got = Recorder::received(wafer, {1, 0});
+  ASSERT_EQ(got.size(), n);
+  for (uint32_t k = 0; k < n; ++k) EXPECT_EQ(got[k], k);
+  // Wavelets the path can hold before the sender stalls: the sender's lane, the hop's lane and
+  // the PE input queue, each depth + incoming latency.
+  const uint64_t held = (s.router_buffer_depth + s.ramp_latency_cycles) + (s.router_buffer_depth + s.hop_latency_cycles) +
+                        (s.pe_input_queue_depth + s.ramp_latency_cycles);
+  const PeCounters& snd = wafer.pe({0, 0}).counters;
+  EXPECT_EQ(snd.wavelets_out, n);
+  EXPECT_EQ(snd.send_cycles, n);
+  EXPECT_GT(snd.stall_send_cycles, 5000 - held - 20);
+  EXPECT_LT(snd.stall_send_cycles, 5000u);
+  const Link* hop = wafer.mesh().router(0)->out[size_t(Dir::East)];
+  EXPECT_GT(hop->counters.backpressure_cycles, 4000u);
+  EXPECT_EQ(hop->counters.wavelets, n);
+  EXPECT_GT(run.cycles, 5000 + n);
+}
+
+TEST(FabricFlow, ACycleLimitStopsARunThatNeverDrains) {
+  Wafer wafer(test::spec(2), {2, 1});
+  Mesh& m = wafer.mesh();
+  m.set_route({0, 0}, 3, Route::make(Dir::Ramp, {Dir::East}));
+  m.set_route({1, 0}, 3, Route::make(Dir::West, {Dir::Ramp}));
+  Program sender;
+  sender.name = "sender";
+  sender.start_task = sender.local(send_all);
+  wafer.load({0, 0}, &sender);
+  wafer.allocate({0, 0}, "out", 400);
+  Program slow;
+  slow.name = "slow";
+  slow.on(3, Recorder::on_wavelet);
+  slow.start_task = slow.local(busy_start);
+  wafer.load({1, 0}, &slow);
+  wafer.allocate({1, 0}, "record", 408);
+  wafer.finalize(1);
+  WaferRun run = wafer.run(1000);
+  EXPECT_TRUE(run.engine.hit_cycle_limit);
+  EXPECT_EQ(run.cycles, 1000u);
+  EXPECT_EQ(Recorder::received(wafer, {1, 0}).size(), 0u);
+  EXPECT_GT(wafer.pe({0, 0}).counters.stall_send_cycles, 900u);
+}
+
+}  // namespace
+}  // namespace wse

@@ -1,0 +1,65 @@
+// GEMV on the emulated mesh against Eigen's A*x.
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+
+#include "host/gemv.hpp"
+#include "test_support.hpp"
+
+namespace wse {
+namespace {
+
+struct Shape {
+  uint32_t rows, cols, grid_w, grid_h, mesh_w, mesh_h;
+};
+
+class GemvVsEigen : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(GemvVsEigen, MatchesEigen) {
+  const Shape s = GetParam();
+  MachineSpec spec;  // WSE-2 figures, shared edge I/O bandwidth
+  Wafer wafer(spec, {s.mesh_w, s.mesh_h});
+  GemvProblem p = GemvProblem::random(s.rows, s.cols, 11);
+  GemvKernel k(wafer, p, s.grid_w, s.grid_h);
+  wafer.finalize(2);
+  WaferRun run = wafer.run(10'000'000);
+  ASSERT_FALSE(run.engine.hit_cycle_limit);
+  std::vector<float> y = k.result();
+
+  using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Eigen::Map<const Mat> a(p.a.data(), s.rows, s.cols);
+  Eigen::Map<const Eigen::VectorXf> x(p.x.data(), s.cols);
+  Eigen::VectorXd ref = a.cast<double>() * x.cast<double>();
+  ASSERT_EQ(y.size(), s.rows);
+  for (uint32_t i = 0; i < s.rows; ++i)
+    EXPECT_NEAR(y[i], ref[i], 1e-5 * s.cols + 1e-6) << "row " << i;
+
+  // Every element of A is used exactly once.
+  uint64_t macs = 0;
+  for (const Pe& pe : wafer.pes()) macs += pe.counters.macs;
+  EXPECT_EQ(macs, uint64_t(s.rows) * s.cols);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GemvVsEigen,
+                         ::testing::Values(Shape{1, 1, 1, 1, 1, 1},      // one PE
+                                           Shape{7, 5, 3, 2, 3, 2},      // uneven tiles
+                                           Shape{100, 37, 5, 4, 5, 4},   // uneven both ways
+                                           Shape{64, 64, 8, 8, 8, 8},    // even
+                                           Shape{33, 70, 7, 3, 10, 5},   // grid smaller than mesh
+                                           Shape{300, 9, 9, 16, 9, 16},  // one column per PE
+                                           Shape{5, 200, 1, 5, 4, 6}));  // one PE column, pass-through east
+
+TEST(Gemv, GridLargerThanTheMatrixIsAClearError) {
+  Wafer wafer(MachineSpec{}, {8, 8});
+  GemvProblem p = GemvProblem::random(4, 4, 1);
+  test::expect_error<ConfigError>([&] { GemvKernel(wafer, p, 8, 8); }, {"grid 8x8", "at least one element"});
+}
+
+TEST(Gemv, ATileTooBigForSramIsAClearError) {
+  Wafer wafer(MachineSpec{}, {1, 1});
+  GemvProblem p = GemvProblem::random(200, 200, 1);  // 160 KB on one PE
+  test::expect_error<PeError>([&] { GemvKernel(wafer, p, 1, 1); }, {"PE (0,0)", "'A'", "needs 160000 bytes"});
+}
+
+}  // namespace
+}  // namespace wse
