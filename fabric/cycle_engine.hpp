@@ -41,7 +41,8 @@ class CycleEngine {
   EngineResult run(Tiles& tiles, const Partition& partition, Cycle max_cycles, ProgressFn progress = {}) {
     const unsigned workers = unsigned(partition.blocks.size());
     Mesh& mesh = tiles.mesh();
-    // Cross-block links: the consumer of each direction polls its queue once per cycle.
+    // Cross-block links: the consumer of each direction polls its queue at the start of each
+    // cycle (what has arrived) and at the end (what will arrive, so fast-forward cannot skip it).
     std::vector<std::vector<Link*>> incoming(workers), outgoing(workers);
     for (Link& l : mesh.links()) {
       if (!l.flits.cross_thread()) continue;
@@ -80,6 +81,12 @@ class CycleEngine {
               vote.last = now;
             }
             sched.finish_bucket(due);
+            // Whatever is already queued on an incoming cross-block link is this worker's to wake
+            // for: the producer's note of it lasts only one cycle's vote.
+            for (Link* l : incoming[w])
+              if (const Flit* f = l->flits.front()) sched.schedule(l->dst, std::max(f->arrival, now + 1));
+            for (Link* l : outgoing[w])
+              if (const Credit* c = l->credits.front()) sched.schedule(l->src, std::max(c->visible, now + 1));
           } catch (...) {
             errors[w] = std::current_exception();
             vote.failed = true;

@@ -1,6 +1,6 @@
 #pragma once
-// Ports on the mesh edge where the off-wafer world (MemoryX, the host) meets the fabric. All
-// active ports of one direction share the system's I/O bandwidth evenly; each port's share is a
+// Ports on the mesh edge where the off-wafer world (MemoryX, the host) meets the fabric. The
+// ingress ports that carry data, and all egress ports, share the system's I/O bandwidth evenly; each port's share is a
 // rational rate, so when its k-th wavelet may pass is a closed form of k and never depends on
 // thread timing.
 #include <cstdint>

@@ -84,6 +84,8 @@ class PeContext {
     charge(pe_.counters.fmac_cycles, n, spec_.fmac_simd_fp32);
     pe_.counters.macs += n;
   }
+  // axpy is the BLAS name for the same operation: y += a * x.
+  void axpy(float* y, float a, const float* x, uint32_t n) { fmac(y, x, a, n); }
   // y[i] += x[i].
   void add(float* y, const float* x, uint32_t n) {
     for (uint32_t i = 0; i < n; ++i) y[i] += x[i];

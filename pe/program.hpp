@@ -5,6 +5,7 @@
 // objects, so one Program value is shared by every PE that runs it.
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,13 @@ struct Program {
   std::vector<LocalTask> local_tasks;  // id = index, at most 32
   int start_task = -1;                 // local task activated at cycle 0, if any
 
-  Program& on(Colour c, DataTask t) { data_tasks[c] = t; return *this; }
+  Program& on(Colour c, DataTask t) {
+    if (c >= data_tasks.size()) throw std::invalid_argument("Program::on: colour " + std::to_string(c) + " out of range");
+    data_tasks[c] = t;
+    return *this;
+  }
   uint8_t local(LocalTask t) {
+    if (local_tasks.size() == 32) throw std::invalid_argument("Program::local: at most 32 local tasks");
     local_tasks.push_back(t);
     return uint8_t(local_tasks.size() - 1);
   }

@@ -32,8 +32,8 @@ SramRef Sram::allocate(Coord pe, const NameTable& names, uint16_t name, uint32_t
     throw PeError("PE " + to_string(pe) + ": SRAM buffer '" + names.name(name) + "' needs " + std::to_string(bytes) +
                   " bytes but only " + std::to_string(capacity_ - in_use_) + " of " + std::to_string(capacity_) +
                   " are free (" + std::to_string(in_use_) + " in use)");
-  allocs_.insert(allocs_.begin() + long(pos), {name, at, bytes});
-  in_use_ += bytes;
+  allocs_.insert(allocs_.begin() + long(pos), {name, at, size});
+  in_use_ += size;  // the aligned size: what placement actually takes
   high_water_ = std::max(high_water_, in_use_);
   return {at, bytes};
 }
