@@ -1,8 +1,9 @@
 #pragma once
 // The cycle engine: runs a set of tiles cycle by cycle on N workers of a Boost.Asio thread pool.
 //
-// Each worker owns one rectangular block of the mesh and steps only the tiles its scheduler says
-// are due (idle tiles cost nothing). Everything a tile reads was committed in an earlier cycle
+// Each worker owns some bands of the mesh (fabric/partition.hpp) and steps only the tiles its
+// scheduler says are due (idle tiles cost nothing); waking another worker's tile goes through a
+// lock-free mailbox (fabric/scheduler.hpp). Everything a tile reads was committed in an earlier cycle
 // (every latency is >= 1 cycle), so the order in which tiles are stepped within a cycle, and the
 // thread that steps them, cannot change any result. After each cycle all workers meet at one
 // barrier that also agrees on the next cycle with any work, so idle stretches are skipped.
@@ -10,7 +11,7 @@
 // `Tiles` provides:
 //   void seed(const Block&, Scheduler&);            // first events of the block's tiles
 //   void step(TileId, Cycle now, Scheduler&);       // one cycle of one tile
-//   Mesh& mesh();                                   // for the links that cross blocks
+//   Mesh& mesh();                                   // to size the cross-worker mailboxes
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <exception>
@@ -39,16 +40,20 @@ template <class Tiles>
 class CycleEngine {
  public:
   EngineResult run(Tiles& tiles, const Partition& partition, Cycle max_cycles, ProgressFn progress = {}) {
-    const unsigned workers = unsigned(partition.blocks.size());
+    const unsigned workers = partition.workers;
     Mesh& mesh = tiles.mesh();
-    // Cross-block links: the consumer of each direction polls its queue at the start of each
-    // cycle (what has arrived) and at the end (what will arrive, so fast-forward cannot skip it).
-    std::vector<std::vector<Link*>> incoming(workers), outgoing(workers);
-    for (Link& l : mesh.links()) {
-      if (!l.flits.cross_thread()) continue;
-      incoming[partition.owner[l.dst]].push_back(&l);
-      outgoing[partition.owner[l.src]].push_back(&l);
+    // Mailboxes for waking another worker's tiles, sized for the most that one cycle can post:
+    // per link between two workers, one wavelet forward and a credit per colour back.
+    std::vector<size_t> capacity(size_t(workers) * workers, 64);
+    for (const Link& l : mesh.links()) {
+      const uint16_t a = partition.owner[l.src], b = partition.owner[l.dst];
+      if (a == b) continue;
+      capacity[size_t(a) * workers + b] += 1 + MachineSpec::kMaxColours;
+      capacity[size_t(b) * workers + a] += 1 + MachineSpec::kMaxColours;
     }
+    std::vector<std::unique_ptr<Mailbox>> mail(size_t(workers) * workers);  // [from * workers + to]
+    if (workers > 1)
+      for (size_t i = 0; i < mail.size(); ++i) mail[i] = std::make_unique<Mailbox>(capacity[i]);
     stepped_.assign(mesh.shape().tiles(), kNever);
     CycleBarrier barrier(workers);
     std::vector<std::exception_ptr> errors(workers);
@@ -56,9 +61,15 @@ class CycleEngine {
 
     auto worker = [&](unsigned w) {
       Scheduler sched(mesh.shape().tiles());
+      if (workers > 1) {
+        std::vector<Mailbox*> out(workers), in(workers);
+        for (unsigned v = 0; v < workers; ++v) out[v] = mail[w * workers + v].get(), in[v] = mail[v * workers + w].get();
+        sched.connect(partition.owner.data(), uint16_t(w), std::move(out), std::move(in));
+      }
       CycleVote vote;
       try {
-        tiles.seed(partition.blocks[w], sched);
+        for (const Block& b : partition.blocks)
+          if (b.worker == w) tiles.seed(b, sched);
       } catch (...) {
         errors[w] = std::current_exception();
         vote.failed = true;
@@ -69,10 +80,6 @@ class CycleEngine {
         if (!vote.failed) {
           try {
             std::vector<TileId>& due = sched.advance_to(now);
-            for (Link* l : incoming[w])
-              if (const Flit* f = l->flits.front(); f && f->arrival <= now) sched.schedule(l->dst, now);
-            for (Link* l : outgoing[w])
-              if (const Credit* c = l->credits.front(); c && c->visible <= now) sched.schedule(l->src, now);
             for (size_t i = 0; i < due.size(); ++i) {
               TileId t = due[i];
               if (stepped_[t] == now) continue;
@@ -81,12 +88,6 @@ class CycleEngine {
               vote.last = now;
             }
             sched.finish_bucket(due);
-            // Whatever is already queued on an incoming cross-block link is this worker's to wake
-            // for: the producer's note of it lasts only one cycle's vote.
-            for (Link* l : incoming[w])
-              if (const Flit* f = l->flits.front()) sched.schedule(l->dst, std::max(f->arrival, now + 1));
-            for (Link* l : outgoing[w])
-              if (const Credit* c = l->credits.front()) sched.schedule(l->src, std::max(c->visible, now + 1));
           } catch (...) {
             errors[w] = std::current_exception();
             vote.failed = true;

@@ -61,7 +61,8 @@ class EgressPort {
   void set_rate(PortRate r) { rate_ = r; }
   void reserve(size_t n) { received_.reserve(n); }
 
-  bool can_accept(Cycle now) const { return rate_.slot(received_.size()) <= now; }
+  Cycle next_slot() const { return rate_.slot(received_.size()); }
+  bool can_accept(Cycle now) const { return next_slot() <= now; }
   void accept(Cycle arrival, Wavelet w) { received_.push_back({arrival, w}); }
   const std::vector<EgressArrival>& received() const { return received_; }
 

@@ -101,6 +101,8 @@ void Mesh::build_links(const Partition& partition) {
     r->in.fill(nullptr);
     r->ingress.fill(nullptr);
     r->rr.fill(0);
+    r->reset_step_state();
+    r->lanes.shrink_to_fit();  // routes are final: no slack per router on a full wafer
     const Coord c = shape_.coord(t);
     for (Lane& lane : r->lanes) {
       Coord n;

@@ -1,5 +1,8 @@
 #pragma once
-// How the mesh is cut into rectangular blocks, one per worker thread.
+// How the mesh is shared among worker threads: bands of whole rows, dealt to the workers in turn.
+// Several bands per worker keep the load even when work sweeps across the mesh as a wave (a
+// multicast running south, partial sums running east): each worker always holds some of the
+// rows the wave is in.
 #include <cstdint>
 #include <vector>
 
@@ -9,14 +12,17 @@ namespace wse {
 
 struct Block {
   uint32_t x0, y0, x1, y1;  // [x0,x1) x [y0,y1)
+  uint16_t worker = 0;
 };
 
 struct Partition {
+  unsigned workers = 1;
   std::vector<Block> blocks;
-  std::vector<uint16_t> owner;  // tile -> block
+  std::vector<uint16_t> owner;  // tile -> worker
 
-  // Cuts the mesh into `workers` near-square blocks (fewer if the mesh is smaller).
-  static Partition make(MeshShape shape, unsigned workers);
+  // `workers` is clamped to [1, rows] (or [1, columns] for a mesh with fewer rows than workers);
+  // each worker gets bands_per_worker bands when the mesh is large enough.
+  static Partition make(MeshShape shape, unsigned workers, unsigned bands_per_worker = 16);
 };
 
 }  // namespace wse

@@ -1,16 +1,20 @@
 #include "fabric/router.hpp"
 
+#include <bit>
+
 namespace wse {
 
-namespace {
-// Wakes the tile at the far end of a link, or notes the cycle when that tile is another worker's.
-inline void wake(Scheduler& s, const LinkQueue<Flit>& q, TileId t, Cycle c) {
-  if (q.cross_thread()) s.note_remote(c);
-  else s.schedule(t, c);
+void Router::catch_up(Cycle now) {
+  if (last_step_ == kNever || now <= last_step_ + 1 || !(blocked_lanes_ | blocked_links_)) return;
+  const Cycle slept = now - last_step_ - 1;
+  for (uint32_t m = blocked_lanes_; m; m &= m - 1) lanes[size_t(std::countr_zero(m))].counters.backpressure_cycles += slept;
+  for (int d = 0; d < kDirs; ++d)
+    if (blocked_links_ & bit(Dir(d))) out[size_t(d)]->counters.backpressure_cycles += slept;
 }
-}  // namespace
 
 void Router::ingest(TileId self, Cycle now, Scheduler& s) {
+  catch_up(now);
+  last_step_ = now;
   for (int d = 0; d < kDirs; ++d) {
     if (Link* l = in[size_t(d)]) {
       while (const Flit* f = l->flits.front()) {
@@ -29,24 +33,20 @@ void Router::ingest(TileId self, Cycle now, Scheduler& s) {
   }
   for (int d = 0; d < kMeshDirs; ++d) {
     IngressPort* p = ingress[size_t(d)];
-    if (!p) continue;
-    Cycle ready = p->next_ready();
-    if (ready <= now) {
+    if (!p || p->drained()) continue;
+    if (p->next_ready() <= now) {
       Lane& lane = lanes[size_t(lane_of[p->peek().colour])];
-      if (lane.count < lane.cap) {
-        lane.push(p->peek().payload);
-        p->pop();
-        ready = p->next_ready();
-      } else {
-        ready = now + 1;  // lane full: try again next cycle
-      }
+      if (lane.count == lane.cap) continue;  // forward() wakes us when the lane pops
+      lane.push(p->peek().payload);
+      p->pop();
     }
-    if (ready != kNever) s.schedule(self, std::max(ready, now + 1));
+    if (!p->drained()) s.schedule(self, std::max(p->next_ready(), now + 1));
   }
 }
 
 void Router::forward(TileId self, Cycle now, Scheduler& s) {
   const size_t n = lanes.size();
+  uint32_t waited = 0;  // lanes whose head found no credit this cycle
   for (int d = 0; d < kDirs; ++d) {
     Link* link = out[size_t(d)];
     if (!link) continue;
@@ -61,7 +61,7 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
       bool credit = link->egress ? link->egress->can_accept(now) : lane.credits[d] > 0;
       if (!credit) {
         blocked = true;
-        ++lane.counters.backpressure_cycles;
+        waited |= 1u << i;
         continue;
       }
       if (!chosen) chosen = &lane, chosen_i = i;
@@ -77,26 +77,56 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
     } else {
       link->flits.push({arrival, chosen->front(), chosen->colour});
       --chosen->credits[d];
-      wake(s, link->flits, link->dst, arrival);
+      s.schedule(link->dst, arrival);
     }
     ++link->counters.wavelets;
     ++link->counters.busy_cycles;
     chosen->pending &= uint8_t(~want);
   }
+  for (uint32_t m = waited; m; m &= m - 1) ++lanes[size_t(std::countr_zero(m))].counters.backpressure_cycles;
 
-  bool left = false;
+  // Pop finished heads and return their credits upstream (or let an edge ingress port refill).
   for (Lane& lane : lanes) {
-    if (lane.count && lane.pending == 0) {
-      lane.pop();
-      ++lane.counters.wavelets;
-      if (Link* up = in[size_t(lane.rx)]) {  // edge ingress lanes have no upstream link
-        up->credits.push({now + 1, lane.colour});
-        wake(s, up->flits, up->src, now + 1);
-      }
+    if (!lane.count || lane.pending) continue;
+    lane.pop();
+    ++lane.counters.wavelets;
+    if (Link* up = in[size_t(lane.rx)]) {
+      up->credits.push({now + 1, lane.colour});
+      s.schedule(up->src, now + 1);
+    } else {
+      s.schedule(self, now + 1);  // the ingress port feeding this lane may push again
     }
-    left |= lane.count != 0;
   }
-  if (left) s.schedule(self, now + 1);
+
+  // Step again next cycle only if some head can move then; otherwise sleep until a credit
+  // returns (its sender wakes us) or a rate-limited egress port has its next slot.
+  blocked_lanes_ = 0;
+  blocked_links_ = 0;
+  bool movable = false;
+  Cycle egress_slot = kNever;
+  for (size_t i = 0; i < n; ++i) {
+    const Lane& lane = lanes[i];
+    if (!lane.count) continue;
+    for (uint32_t m = lane.pending; m; m &= m - 1) {
+      const int d = std::countr_zero(m);
+      const Link* link = out[size_t(d)];
+      if (link->egress) {
+        Cycle slot = link->egress->next_slot();
+        if (slot <= now + 1) {
+          movable = true;
+          continue;
+        }
+        egress_slot = std::min(egress_slot, slot);
+      } else if (lane.credits[d] > 0) {
+        movable = true;
+        continue;
+      }
+      blocked_lanes_ |= 1u << i;
+      blocked_links_ |= uint8_t(1u << d);
+    }
+  }
+  if (movable) s.schedule(self, now + 1);
+  else if (egress_slot != kNever) s.schedule(self, egress_slot);
 }
 
 bool Router::holds_wavelets() const {

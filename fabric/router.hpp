@@ -31,9 +31,22 @@ class Router {
   // Moves arrived wavelets into lanes, returned credits into lane credit counts, and lets edge
   // ingress ports feed their lanes.
   void ingest(TileId self, Cycle now, Scheduler& s);
-  // Arbitrates each output and forwards; pops lane heads whose every tx copy has left.
+  // Arbitrates each output and forwards; pops lane heads whose every tx copy has left. A router
+  // whose lanes can only wait for credits sleeps until a credit wakes it.
   void forward(TileId self, Cycle now, Scheduler& s);
   bool holds_wavelets() const;
+  // Counts the backpressure of the cycles slept through up to `end` (the end of the run).
+  void settle(Cycle end) { catch_up(end); }
+  void reset_step_state() { last_step_ = kNever, blocked_lanes_ = 0, blocked_links_ = 0; }
+
+ private:
+  // Cycles between the last step and `now` were slept through with the blocked state of the last
+  // step unchanged (any credit or wavelet would have woken the router): count them.
+  void catch_up(Cycle now);
+
+  Cycle last_step_ = kNever;
+  uint32_t blocked_lanes_ = 0;  // lanes whose head waited for a credit after the last step
+  uint8_t blocked_links_ = 0;   // outputs with a wavelet waiting for a credit after the last step
 };
 
 }  // namespace wse

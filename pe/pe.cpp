@@ -16,6 +16,7 @@ void Pe::attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
   out_head_ = out_count_ = rr_ = 0;
   local_pending_ = 0;
   busy_until_ = 0;
+  stall_from_ = kNever;
   started_ = false;
 }
 
@@ -46,6 +47,10 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
       l->credits.pop();
     }
   }
+  if (stall_from_ != kNever) {  // slept through a send stall; a credit (or an arrival) woke us
+    counters.stall_send_cycles += now - stall_from_;
+    stall_from_ = kNever;
+  }
   if (!started_) {
     started_ = true;
     if (program && program->start_task >= 0) local_pending_ |= 1u << program->start_task;
@@ -55,8 +60,8 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
     return;
   }
   if (out_count_) {
-    send_one(self, now, s, spec);
-    s.schedule(self, now + 1);
+    if (send_one(self, now, s, spec)) s.schedule(self, now + 1);
+    else stall_from_ = now;
     return;
   }
   run_task(self, now, s, spec);
@@ -64,10 +69,7 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
 
 bool Pe::send_one(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
   SendOp& op = outbox_[out_head_];
-  if (credits_[op.colour] == 0) {
-    ++counters.stall_send_cycles;
-    return false;
-  }
+  if (credits_[op.colour] == 0) return false;
   uint32_t payload = op.word;
   if (op.from_sram) {
     payload = *reinterpret_cast<const uint32_t*>(sram.base() + op.word);

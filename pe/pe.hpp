@@ -47,6 +47,10 @@ class Pe {
               const std::vector<std::pair<Colour, uint8_t>>& tx_credits);
   void step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec);
   bool wants_start() const { return program && program->start_task >= 0; }
+  // Counts a send stall still open at the end of the run.
+  void settle(Cycle end) {
+    if (stall_from_ != kNever) counters.stall_send_cycles += end - stall_from_, stall_from_ = kNever;
+  }
   bool idle() const;
 
  private:
@@ -63,6 +67,7 @@ class Pe {
   uint32_t local_pending_ = 0;  // bit per local task id
   uint32_t tx_colours_ = 0;     // colours the router accepts from this PE
   Cycle busy_until_ = 0;
+  Cycle stall_from_ = kNever;  // first cycle of an ongoing send stall; the PE sleeps until a credit
   bool started_ = false;
 };
 

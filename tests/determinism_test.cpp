@@ -1,6 +1,7 @@
 // The same config gives bit-identical results and counters at any thread count.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "host/job.hpp"
@@ -106,17 +107,30 @@ TEST(Determinism, WaveletsCrossingBlocksArriveOnTimeAfterIdleGaps) {
   }
 }
 
-TEST(Partition, BlocksCoverTheMeshExactlyOnce) {
+TEST(Partition, BandsCoverTheMeshExactlyOnceAndShareRowsEvenly) {
   for (unsigned workers : {1u, 2u, 3u, 4u, 7u, 16u}) {
-    MeshShape shape{13, 9};
+    MeshShape shape{13, 40};
     Partition p = Partition::make(shape, workers);
-    EXPECT_EQ(p.blocks.size(), workers);
+    EXPECT_EQ(p.workers, workers);
     std::vector<int> cover(shape.tiles(), 0);
-    for (const Block& b : p.blocks)
+    std::vector<uint32_t> rows(workers, 0);
+    for (const Block& b : p.blocks) {
+      rows[b.worker] += b.y1 - b.y0;
       for (uint32_t y = b.y0; y < b.y1; ++y)
-        for (uint32_t x = b.x0; x < b.x1; ++x) ++cover[shape.id({x, y})];
+        for (uint32_t x = b.x0; x < b.x1; ++x) {
+          ++cover[shape.id({x, y})];
+          EXPECT_EQ(p.owner[shape.id({x, y})], b.worker);
+        }
+    }
     for (int c : cover) EXPECT_EQ(c, 1);
+    auto [lo, hi] = std::minmax_element(rows.begin(), rows.end());
+    // Bands are dealt in turn and differ in height by at most one row, so workers differ by at
+    // most one row per band they hold, plus one band's rows when the deal is uneven.
+    const uint32_t bands = std::min<uint32_t>(40, workers * 16);
+    EXPECT_LE(*hi - *lo, (bands + workers - 1) / workers + (40 + bands - 1) / bands) << workers << " workers";
   }
+  EXPECT_EQ(Partition::make({5, 3}, 8).workers, 5u);  // too few rows: column bands, one per column
+  EXPECT_EQ(Partition::make({512, 1}, 2).workers, 2u);
 }
 
 }  // namespace

@@ -53,7 +53,7 @@ void Wafer::seed(const Block& b, Scheduler& s) {
 WaferRun Wafer::run(Cycle max_cycles, ProgressFn progress) {
   if (!finalized_) throw std::logic_error("Wafer::run before finalize");
   WaferRun run;
-  run.threads = unsigned(partition_.blocks.size());
+  run.threads = partition_.workers;
   auto t0 = std::chrono::steady_clock::now();
   CycleEngine<Wafer> engine;
   run.engine = engine.run(*this, partition_, max_cycles, std::move(progress));
@@ -62,6 +62,10 @@ WaferRun Wafer::run(Cycle max_cycles, ProgressFn progress) {
   for (const EgressPort& p : mesh_.egress_ports())
     for (const EgressArrival& a : p.received()) last = std::max(last, a.cycle);
   run.cycles = run.engine.hit_cycle_limit ? max_cycles : last + 1;
+  for (TileId t = 0; t < pes_.size(); ++t) {
+    if (Router* r = mesh_.router(t)) r->settle(run.cycles);
+    pes_[t].settle(run.cycles);
+  }
   return run;
 }
 
