@@ -10,7 +10,11 @@ Partition Partition::make(MeshShape shape, unsigned workers, unsigned bands_per_
   const bool rows = shape.height >= std::min<uint64_t>(workers, shape.width);
   const uint32_t extent = rows ? shape.height : shape.width;
   p.workers = std::clamp<unsigned>(workers, 1, std::min<uint32_t>(extent, 4096));
-  const uint32_t bands = p.workers == 1 ? 1 : std::min<uint32_t>(extent, p.workers * std::max(1u, bands_per_worker));
+  // More bands balance a sweeping wave better, but every band edge costs a mailbox post per
+  // crossing wavelet: keep bands at 64 tiles or more.
+  const uint64_t by_size = std::max<uint64_t>(1, shape.tiles() / (64 * uint64_t(p.workers)));
+  const auto per_worker = uint32_t(std::min<uint64_t>(std::max(1u, bands_per_worker), by_size));
+  const uint32_t bands = p.workers == 1 ? 1 : std::min<uint32_t>(extent, p.workers * per_worker);
   p.owner.resize(shape.tiles());
   for (uint32_t b = 0; b < bands; ++b) {
     const auto lo = uint32_t(uint64_t(extent) * b / bands), hi = uint32_t(uint64_t(extent) * (b + 1) / bands);

@@ -21,7 +21,7 @@ struct Partition {
   std::vector<uint16_t> owner;  // tile -> worker
 
   // `workers` is clamped to [1, rows] (or [1, columns] for a mesh with fewer rows than workers);
-  // each worker gets bands_per_worker bands when the mesh is large enough.
+  // each worker gets up to bands_per_worker bands, fewer on small meshes (bands of >= 64 tiles).
   static Partition make(MeshShape shape, unsigned workers, unsigned bands_per_worker = 16);
 };
 
