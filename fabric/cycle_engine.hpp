@@ -33,13 +33,22 @@ struct EngineResult {
   uint64_t cycles_stepped = 0;  // cycles actually simulated (the rest were fast-forwarded)
 };
 
-// Called by worker 0 between cycles, at most every `progress_every` simulated cycles.
+// Called by worker 0 between cycles, about every 4096 simulated cycles.
 using ProgressFn = std::function<void(Cycle now)>;
+
+struct RunHooks {
+  ProgressFn progress;
+  // When sample_interval > 0, `sample(b)` is called for every boundary b = k * sample_interval
+  // once every cycle before b has run and none after it, with all workers paused: it may read
+  // any tile's state.
+  Cycle sample_interval = 0;
+  std::function<void(Cycle boundary)> sample;
+};
 
 template <class Tiles>
 class CycleEngine {
  public:
-  EngineResult run(Tiles& tiles, const Partition& partition, Cycle max_cycles, ProgressFn progress = {}) {
+  EngineResult run(Tiles& tiles, const Partition& partition, Cycle max_cycles, const RunHooks& hooks = {}) {
     const unsigned workers = partition.workers;
     Mesh& mesh = tiles.mesh();
     // Mailboxes for waking another worker's tiles, sized for the most that one cycle can post:
@@ -76,6 +85,7 @@ class CycleEngine {
       }
       EngineResult& res = results[w];
       Cycle now = 0, last_progress = 0;
+      Cycle next_sample = hooks.sample_interval ? hooks.sample_interval : kNever;
       for (;;) {
         if (!vote.failed) {
           try {
@@ -102,9 +112,26 @@ class CycleEngine {
           res.hit_cycle_limit = !all.failed && all.next != kNever;
           break;
         }
-        if (w == 0 && progress && res.cycles_stepped - last_progress >= 4096) {
+        if (w == 0 && hooks.progress && res.cycles_stepped - last_progress >= 4096) {
           last_progress = res.cycles_stepped;
-          progress(all.next);
+          hooks.progress(all.next);
+        }
+        if (all.next >= next_sample) {  // every worker sees the same all.next: all pause here
+          barrier.arrive(w, vote);
+          for (; next_sample <= all.next; next_sample += hooks.sample_interval)
+            if (w == 0 && !vote.failed) {
+              try {
+                hooks.sample(next_sample);
+              } catch (...) {
+                errors[w] = std::current_exception();
+                vote.failed = true;
+              }
+            }
+          if (barrier.arrive(w, vote).failed) {
+            res.last_active = all.last;
+            res.stopped_at = all.next;
+            break;
+          }
         }
         now = all.next;
       }

@@ -36,7 +36,10 @@ class Router {
   void forward(TileId self, Cycle now, Scheduler& s);
   bool holds_wavelets() const;
   // Counts the backpressure of the cycles slept through up to `end` (the end of the run).
-  void settle(Cycle end) { catch_up(end); }
+  void settle(Cycle end) {
+    catch_up(end);
+    if (last_step_ != kNever && last_step_ + 1 < end) last_step_ = end - 1;  // counted up to end
+  }
   void reset_step_state() { last_step_ = kNever, blocked_lanes_ = 0, blocked_links_ = 0; }
 
  private:

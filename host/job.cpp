@@ -10,7 +10,7 @@ JobResult run_job(const RunConfig& cfg, unsigned threads, ProgressFn progress) {
   GemvProblem problem = GemvProblem::random(cfg.gemv.rows, cfg.gemv.cols, cfg.gemv.seed);
   GemvKernel kernel(wafer, problem, cfg.gemv.grid_width, cfg.gemv.grid_height);
   wafer.finalize(threads);
-  WaferRun run = wafer.run(cfg.max_cycles, std::move(progress));
+  WaferRun run = wafer.run(cfg.max_cycles, {std::move(progress)});
   if (run.engine.hit_cycle_limit)
     throw UsageError("run stopped at run.max_cycles = " + std::to_string(cfg.max_cycles) +
                      " before the kernel finished; raise run.max_cycles in " + cfg.source.string());

@@ -47,9 +47,9 @@ class Pe {
               const std::vector<std::pair<Colour, uint8_t>>& tx_credits);
   void step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec);
   bool wants_start() const { return program && program->start_task >= 0; }
-  // Counts a send stall still open at the end of the run.
+  // Counts an open send stall up to `end` (a sample boundary or the end of the run).
   void settle(Cycle end) {
-    if (stall_from_ != kNever) counters.stall_send_cycles += end - stall_from_, stall_from_ = kNever;
+    if (stall_from_ != kNever && stall_from_ < end) counters.stall_send_cycles += end - stall_from_, stall_from_ = end;
   }
   bool idle() const;
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "host/gemv.hpp"
 #include "host/job.hpp"
 #include "host/report.hpp"
 #include "test_support.hpp"
@@ -104,6 +105,61 @@ TEST(Determinism, WaveletsCrossingBlocksArriveOnTimeAfterIdleGaps) {
       }
       EXPECT_EQ(run.cycles, out.received().back().cycle + 1);
     }
+  }
+}
+
+// Sampling at interval boundaries sees counters brought up to the boundary, the same at any
+// thread count, and sampling does not change the run.
+struct Sample {
+  Cycle boundary;
+  uint64_t backpressure, wavelets;
+  bool operator==(const Sample&) const = default;
+};
+
+std::vector<Sample> sampled_gemv(unsigned threads, Cycle interval, uint64_t* final_backpressure,
+                                 Cycle max_cycles = 1'000'000) {
+  MachineSpec spec;
+  Wafer wafer(spec, {9, 7});
+  GemvProblem p = GemvProblem::random(70, 90, 3);
+  GemvKernel k(wafer, p);
+  wafer.finalize(threads);
+  std::vector<Sample> samples;
+  auto totals_now = [&](Cycle b) {
+    Sample s{b, 0, 0};
+    for (const Link& l : wafer.mesh().links()) s.backpressure += l.counters.backpressure_cycles, s.wavelets += l.counters.wavelets;
+    for (const Pe& pe : wafer.pes()) s.backpressure += pe.counters.stall_send_cycles;
+    return s;
+  };
+  RunHooks hooks;
+  if (interval) {
+    hooks.sample_interval = interval;
+    hooks.sample = [&](Cycle b) { samples.push_back(totals_now(b)); };
+  }
+  WaferRun run = wafer.run(max_cycles, hooks);
+  *final_backpressure = totals_now(run.cycles).backpressure;
+  return samples;
+}
+
+TEST(Determinism, SamplesAtIntervalBoundariesAreIdenticalAtAnyThreadCount) {
+  uint64_t unsampled = 0, bp1 = 0;
+  sampled_gemv(1, 0, &unsampled);
+  auto one = sampled_gemv(1, 100, &bp1);
+  EXPECT_EQ(bp1, unsampled);  // sampling changes nothing
+  ASSERT_GT(one.size(), 3u);
+  for (size_t i = 0; i + 1 < one.size(); ++i) EXPECT_EQ(one[i].boundary, 100 * (i + 1));
+  for (size_t i = 1; i < one.size(); ++i) EXPECT_GE(one[i].backpressure, one[i - 1].backpressure);
+  EXPECT_EQ(one.back().backpressure, unsampled);  // the last sample is the end of the run
+  EXPECT_GT(unsampled, 0u);
+  // A run cut off at a boundary ends with the counters the sample saw there.
+  for (size_t i : {size_t(0), one.size() / 2}) {
+    uint64_t cut = 0;
+    sampled_gemv(1, 0, &cut, one[i].boundary);
+    EXPECT_EQ(cut, one[i].backpressure) << "boundary " << one[i].boundary;
+  }
+  for (unsigned threads : {2u, 4u}) {
+    uint64_t bp = 0;
+    EXPECT_EQ(sampled_gemv(threads, 100, &bp), one) << threads << " threads";
+    EXPECT_EQ(bp, unsampled);
   }
 }
 

@@ -50,22 +50,36 @@ void Wafer::seed(const Block& b, Scheduler& s) {
   }
 }
 
-WaferRun Wafer::run(Cycle max_cycles, ProgressFn progress) {
+void Wafer::settle(Cycle cycle) {
+  for (TileId t = 0; t < pes_.size(); ++t) {
+    if (Router* r = mesh_.router(t)) r->settle(cycle);
+    pes_[t].settle(cycle);
+  }
+}
+
+WaferRun Wafer::run(Cycle max_cycles, RunHooks hooks) {
   if (!finalized_) throw std::logic_error("Wafer::run before finalize");
   WaferRun run;
   run.threads = partition_.workers;
   auto t0 = std::chrono::steady_clock::now();
   CycleEngine<Wafer> engine;
-  run.engine = engine.run(*this, partition_, max_cycles, std::move(progress));
+  auto sample = hooks.sample;
+  Cycle last_sample = 0;
+  if (sample) {
+    hooks.sample = [&](Cycle boundary) {
+      settle(boundary);
+      sample(boundary);
+      last_sample = boundary;
+    };
+  }
+  run.engine = engine.run(*this, partition_, max_cycles, hooks);
   run.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Cycle last = run.engine.last_active;
   for (const EgressPort& p : mesh_.egress_ports())
     for (const EgressArrival& a : p.received()) last = std::max(last, a.cycle);
   run.cycles = run.engine.hit_cycle_limit ? max_cycles : last + 1;
-  for (TileId t = 0; t < pes_.size(); ++t) {
-    if (Router* r = mesh_.router(t)) r->settle(run.cycles);
-    pes_[t].settle(run.cycles);
-  }
+  settle(run.cycles);
+  if (sample && hooks.sample_interval && run.cycles > last_sample) sample(run.cycles);
   return run;
 }
 

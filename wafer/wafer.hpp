@@ -39,8 +39,12 @@ class Wafer {
 
   // Validates routes and programs against each other and builds links for `threads` workers.
   void finalize(unsigned threads);
-  // Runs until nothing is left to do, or max_cycles.
-  WaferRun run(Cycle max_cycles, ProgressFn progress = {});
+  // Runs until nothing is left to do, or max_cycles. With hooks.sample_interval > 0, counters are
+  // brought up to each boundary before hooks.sample(boundary) sees them, and sample is called
+  // once more at the end of the run (boundary = run length) if that is not itself a boundary.
+  WaferRun run(Cycle max_cycles, RunHooks hooks = {});
+  // Counts sleeping routers' backpressure and open send stalls up to `cycle`.
+  void settle(Cycle cycle);
 
   // The cycle engine's view of the tiles.
   void seed(const Block& b, Scheduler& s);
