@@ -88,6 +88,14 @@ bool Pe::send_one(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec)
 }
 
 void Pe::run_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
+  const PeCounters before = counters;
+  run_one_task(self, now, s, spec);
+  if (counters.tasks != before.tasks)
+    last_task_ = {now, uint32_t(counters.receive_cycles - before.receive_cycles),
+                  uint32_t(counters.fmac_cycles - before.fmac_cycles), uint32_t(counters.move_cycles - before.move_cycles)};
+}
+
+void Pe::run_one_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
   PeContext ctx(*this, spec);
   if (local_pending_) {
     int id = std::countr_zero(local_pending_);

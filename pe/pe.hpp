@@ -26,6 +26,13 @@ struct PeInputQueue {
 
 // One queued send: `count` wavelets of `colour`, either one immediate payload or read from SRAM
 // words starting at `offset` as they leave.
+// The cycles of the task a PE ran last, by class, in the order they elapse from `start`:
+// receive, then fmac, then move. Lets an observer split a task that straddles a sample boundary.
+struct TaskCost {
+  Cycle start = 0;
+  uint32_t receive = 0, fmac = 0, move = 0;
+};
+
 struct SendOp {
   Colour colour = 0;
   bool from_sram = false;
@@ -53,9 +60,25 @@ class Pe {
   }
   bool idle() const;
 
+  // Read-only views for observers (activity dumps, traces).
+  Cycle busy_until() const { return busy_until_; }
+  const TaskCost& last_task() const { return last_task_; }
+  bool stalled() const { return stall_from_ != kNever; }
+  uint32_t input_occupancy() const {
+    uint32_t n = 0;
+    for (const auto& q : queues_) n += q.count;
+    return n;
+  }
+  uint64_t outbox_wavelets() const {
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < out_count_; ++i) n += outbox_[(out_head_ + i) % kOutbox].count;
+    return n;
+  }
+
  private:
   friend class PeContext;
   void run_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec);
+  void run_one_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec);
   bool send_one(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec);
 
   Link* ramp_down_ = nullptr;  // router -> PE
@@ -67,6 +90,7 @@ class Pe {
   uint32_t local_pending_ = 0;  // bit per local task id
   uint32_t tx_colours_ = 0;     // colours the router accepts from this PE
   Cycle busy_until_ = 0;
+  TaskCost last_task_;
   Cycle stall_from_ = kNever;  // first cycle of an ongoing send stall; the PE sleeps until a credit
   bool started_ = false;
 };

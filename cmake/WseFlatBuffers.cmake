@@ -1,0 +1,24 @@
+# wse_flatbuffers(<target> <schema.fbs>...): runs flatc at build time and gives <target>, an
+# interface library whose include path holds the generated <name>_generated.h headers.
+find_package(FlatBuffers REQUIRED)
+find_program(FLATC_EXECUTABLE flatc REQUIRED)
+
+function(wse_flatbuffers target)
+  set(out_dir ${PROJECT_BINARY_DIR}/generated/schemas)
+  set(headers)
+  foreach(schema ${ARGN})
+    get_filename_component(abs ${schema} ABSOLUTE)
+    get_filename_component(name ${schema} NAME_WE)
+    set(header ${out_dir}/${name}_generated.h)
+    add_custom_command(OUTPUT ${header}
+      COMMAND ${FLATC_EXECUTABLE} --cpp --scoped-enums -o ${out_dir} ${abs}
+      DEPENDS ${abs}
+      COMMENT "flatc ${name}.fbs")
+    list(APPEND headers ${header})
+  endforeach()
+  add_custom_target(${target}_generate DEPENDS ${headers})
+  add_library(${target} INTERFACE)
+  add_dependencies(${target} ${target}_generate)
+  target_include_directories(${target} INTERFACE ${PROJECT_BINARY_DIR}/generated)
+  target_link_libraries(${target} INTERFACE flatbuffers::flatbuffers)
+endfunction()
