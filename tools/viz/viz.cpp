@@ -1,0 +1,161 @@
+#include "tools/viz/viz.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+
+#include "fabric/errors.hpp"
+#include "tools/viz/heatmap.hpp"
+#include "tools/viz/html_viewer.hpp"
+
+namespace wse::viz {
+namespace fs = std::filesystem;
+
+namespace {
+
+// File names come from metric names: keep them to [A-Za-z0-9_-].
+std::string file_stem(const std::string& name) {
+  std::string s = name;
+  for (char& c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) c = '_';
+  return s.empty() ? "metric" : s;
+}
+
+std::string subtitle(const DumpView& d) {
+  std::string s = "mesh " + std::to_string(d.width) + "x" + std::to_string(d.height);
+  if (!d.machine.empty()) s += "  " + d.machine;
+  if (!d.layer.empty()) s += "  layer " + d.layer;
+  if (!d.pass.empty()) s += " " + d.pass;
+  return s;
+}
+
+void write_png(const Heatmap& h, const fs::path& p, VizResult& r) {
+  h.image.write_png(p);
+  r.files.push_back(p);
+}
+
+}  // namespace
+
+bool is_level(const MetricGrid& m) {
+  return m.unit == "bytes" || m.name.find("occupancy") != std::string::npos ||
+         m.name.find("queue") != std::string::npos || m.name.find("high_water") != std::string::npos;
+}
+
+std::vector<uint32_t> run_summary(const MetricGrid& m, size_t cells) {
+  std::vector<uint32_t> out(cells, 0);
+  const bool level = is_level(m);
+  for (const auto& f : m.frames)
+    for (size_t i = 0; i < cells && i < f.size(); ++i) {
+      if (level) out[i] = std::max(out[i], f[i]);
+      else out[i] = uint32_t(std::min<uint64_t>(uint64_t(out[i]) + f[i], UINT32_MAX));
+    }
+  return out;
+}
+
+void check_dump_view(const DumpView& d) {
+  if (d.width == 0 || d.height == 0) throw UsageError("dump has an empty mesh");
+  if (d.pe_metrics.empty() && d.link_metrics.empty()) throw UsageError("dump has no metrics");
+  if (d.interval_starts.empty()) throw UsageError("dump has no intervals");
+  const size_t cells = size_t(d.width) * d.height;
+  const size_t intervals = d.interval_starts.size();
+  for (const auto& m : d.pe_metrics) {
+    if (m.frames.size() != intervals)
+      throw UsageError("dump metric " + m.name + " has " + std::to_string(m.frames.size()) + " intervals, expected " +
+                       std::to_string(intervals));
+    for (const auto& f : m.frames)
+      if (f.size() != cells)
+        throw UsageError("dump metric " + m.name + " has a frame of " + std::to_string(f.size()) + " values for " +
+                         std::to_string(cells) + " PEs");
+  }
+  for (const auto& l : d.links)
+    if (l.x >= d.width || l.y >= d.height || l.dir > 4)
+      throw UsageError("dump has a link outside the mesh at (" + std::to_string(l.x) + "," + std::to_string(l.y) + ")");
+  for (const auto& m : d.link_metrics) {
+    if (m.frames.size() != intervals) throw UsageError("dump link metric " + m.name + " has the wrong interval count");
+    for (const auto& f : m.frames)
+      if (f.size() != d.links.size()) throw UsageError("dump link metric " + m.name + " does not match the link list");
+  }
+}
+
+std::vector<MetricGrid> tile_metrics(const DumpView& d) {
+  std::vector<MetricGrid> out = d.pe_metrics;
+  const size_t cells = size_t(d.width) * d.height;
+  for (const auto& lm : d.link_metrics) {
+    MetricGrid g;
+    g.name = lm.name.rfind("link", 0) == 0 ? lm.name : "link_" + lm.name;
+    g.unit = lm.unit;
+    for (const auto& f : lm.frames) {
+      std::vector<uint32_t> grid(cells, 0);
+      for (size_t i = 0; i < d.links.size() && i < f.size(); ++i) {
+        uint32_t& v = grid[size_t(d.links[i].y) * d.width + d.links[i].x];
+        v = std::max(v, f[i]);
+      }
+      g.frames.push_back(std::move(grid));
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+VizResult write_viz(const DumpView& d, const fs::path& out_dir, const VizOptions& opt) {
+  check_dump_view(d);
+  const std::vector<MetricGrid> all = tile_metrics(d);
+  std::vector<const MetricGrid*> chosen;
+  for (const auto& m : all)
+    if (opt.metric.empty() || m.name == opt.metric) chosen.push_back(&m);
+  if (chosen.empty()) {
+    std::string names;
+    for (const auto& m : all) names += (names.empty() ? "" : ", ") + m.name;
+    throw UsageError("no metric named '" + opt.metric + "' in the dump (it has: " + names + ")");
+  }
+
+  VizResult r;
+  fs::create_directories(out_dir);
+  if (opt.frames) fs::create_directories(out_dir / "frames");
+  const size_t cells = size_t(d.width) * d.height;
+  const size_t n = d.interval_starts.size();
+  for (const MetricGrid* m : chosen) {
+    r.metrics.push_back(m->name);
+    const std::string stem = file_stem(m->name);
+    const std::vector<uint32_t> total = run_summary(*m, cells);
+    HeatmapSpec s;
+    s.width = d.width;
+    s.height = d.height;
+    s.unit = m->unit;
+    s.subtitle = subtitle(d);
+    s.values = total;
+    s.title = m->name + (is_level(*m) ? "  max over " : "  total over ") + std::to_string(n) +
+              (n == 1 ? " interval" : " intervals");
+    s.scale = {0, std::max(1.0, double(*std::max_element(total.begin(), total.end())))};
+    write_png(render_heatmap(s), out_dir / (stem + ".png"), r);
+    if (!opt.frames) continue;
+    // Frames share one scale: the largest value of any interval.
+    uint32_t hi = 1;
+    for (const auto& f : m->frames) hi = std::max(hi, *std::max_element(f.begin(), f.end()));
+    s.scale = {0, double(hi)};
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t start = d.interval_starts[i];
+      const uint64_t end = i + 1 < n ? d.interval_starts[i + 1] : std::max<uint64_t>(d.cycles, start);
+      s.values = m->frames[i];
+      s.title = m->name + "  interval " + std::to_string(i + 1) + "/" + std::to_string(n);
+      s.subtitle = subtitle(d) + "  cycles " + std::to_string(start) + "-" + std::to_string(end);
+      char num[32];
+      std::snprintf(num, sizeof num, "_%04zu.png", i);
+      write_png(render_heatmap(s), out_dir / "frames" / (stem + num), r);
+    }
+  }
+  if (opt.html) {
+    HtmlOptions h{opt.max_html_values, opt.max_html_side};
+    const std::string page = render_html_viewer(d, all, h, &r.html_block);
+    const fs::path p = out_dir / "index.html";
+    std::ofstream f(p, std::ios::binary);
+    f << page;
+    if (!f.flush()) throw std::runtime_error("cannot write " + p.string());
+    r.files.push_back(p);
+  }
+  return r;
+}
+
+}  // namespace wse::viz

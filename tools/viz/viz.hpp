@@ -1,0 +1,47 @@
+#pragma once
+// `wse viz`: pictures of an activity dump. For each metric: DIR/<metric>.png (the whole run: the
+// sum over intervals for counters, the maximum for levels such as SRAM bytes), numbered frames
+// DIR/frames/<metric>_NNNN.png (one per interval, on one scale per metric so frames compare), and
+// one self-contained DIR/index.html viewer with every metric and interval embedded.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tools/dump_view.hpp"
+
+namespace wse::viz {
+
+struct VizOptions {
+  std::string metric;           // only this metric (PNG files); empty = all. The viewer always has all.
+  bool frames = true;           // write the per-interval animation frames
+  bool html = true;             // write index.html
+  uint64_t max_html_values = 4'000'000;  // cells x intervals x metrics embedded in the page
+  uint32_t max_html_side = 256;          // cells per side of the embedded grid
+};
+
+struct VizResult {
+  std::vector<std::string> metrics;           // the metrics drawn
+  std::vector<std::filesystem::path> files;   // every file written
+  uint32_t html_block = 1;                    // PEs per cell side in index.html
+};
+
+// Per-tile grids to draw: the dump's PE metrics, then one grid per link metric holding, for each
+// tile, the maximum over the links leaving it (named "link_<name>", or <name> if it already
+// starts with "link").
+std::vector<MetricGrid> tile_metrics(const DumpView& dump);
+
+// Whether a metric is a level (bytes held, queue occupancy) rather than a count per interval:
+// levels are summarised over the run by their maximum, counts by their sum.
+bool is_level(const MetricGrid& m);
+// The run summary of a metric: per PE, the sum (counts) or maximum (levels) over the intervals.
+std::vector<uint32_t> run_summary(const MetricGrid& m, size_t cells);
+
+// Checks the shape of every grid against the mesh and the interval list; throws wse::UsageError.
+void check_dump_view(const DumpView& dump);
+
+// Writes the PNGs, frames and viewer into out_dir (created if needed). Throws wse::UsageError for
+// an unknown metric or a malformed dump, std::runtime_error if a file cannot be written.
+VizResult write_viz(const DumpView& dump, const std::filesystem::path& out_dir, const VizOptions& opt = {});
+
+}  // namespace wse::viz
