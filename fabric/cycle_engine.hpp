@@ -27,7 +27,7 @@
 namespace wse {
 
 struct EngineResult {
-  Cycle last_active = 0;      // last cycle in which any tile was stepped
+  Cycle last_active = 0;      // last cycle in which any tile was stepped (or the start)
   Cycle stopped_at = 0;       // the cycle the run ended on
   bool hit_cycle_limit = false;
   uint64_t cycles_stepped = 0;  // cycles actually simulated (the rest were fast-forwarded)
@@ -48,7 +48,8 @@ struct RunHooks {
 template <class Tiles>
 class CycleEngine {
  public:
-  EngineResult run(Tiles& tiles, const Partition& partition, Cycle max_cycles, const RunHooks& hooks = {}) {
+  // Runs from cycle `start` until nothing is left to do or cycle `end` (exclusive).
+  EngineResult run(Tiles& tiles, const Partition& partition, Cycle start, Cycle end, const RunHooks& hooks = {}) {
     const unsigned workers = partition.workers;
     Mesh& mesh = tiles.mesh();
     // Mailboxes for waking another worker's tiles, sized for the most that one cycle can post:
@@ -84,8 +85,9 @@ class CycleEngine {
         vote.failed = true;
       }
       EngineResult& res = results[w];
-      Cycle now = 0, last_progress = 0;
-      Cycle next_sample = hooks.sample_interval ? hooks.sample_interval : kNever;
+      Cycle now = start, last_progress = 0;
+      vote.last = start;
+      Cycle next_sample = hooks.sample_interval ? start + hooks.sample_interval : kNever;
       for (;;) {
         if (!vote.failed) {
           try {
@@ -106,9 +108,9 @@ class CycleEngine {
         vote.next = vote.failed ? kNever : sched.next_event();
         ++res.cycles_stepped;
         CycleVote all = barrier.arrive(w, vote);
-        if (all.failed || all.next == kNever || all.next >= max_cycles) {
+        if (all.failed || all.next == kNever || all.next >= end) {
           res.last_active = all.last;
-          res.stopped_at = all.next == kNever ? all.last : std::min(all.next, max_cycles);
+          res.stopped_at = all.next == kNever ? all.last : std::min(all.next, end);
           res.hit_cycle_limit = !all.failed && all.next != kNever;
           break;
         }

@@ -27,15 +27,30 @@ class IngressPort {
 
   void set_rate(PortRate r) { rate_ = r; }
   void set_start(Cycle c) { start_ = c; }
+  // A new stream for a later run: forget the old one; its first wavelet may enter at `start`.
+  void restart(Cycle start) {
+    stream_.clear();
+    next_ = 0;
+    start_ = start;
+    last_entry_ = kNever;
+  }
   void enqueue(Wavelet w) { stream_.push_back(w); }
   void enqueue(const std::vector<Wavelet>& ws) { stream_.insert(stream_.end(), ws.begin(), ws.end()); }
 
   bool drained() const { return next_ == stream_.size(); }
   // Cycle at which the next wavelet may enter the edge router; kNever when drained.
   Cycle next_ready() const { return drained() ? kNever : start_ + rate_.slot(next_); }
+  Cycle start() const { return start_; }
+  // When the last wavelet entered (kNever before any), and when it would have at the port's rate
+  // alone: the difference is how long backpressure held the stream back.
+  Cycle last_entry() const { return last_entry_; }
+  Cycle ideal_last_entry() const { return stream_.empty() ? start_ : start_ + rate_.slot(stream_.size() - 1); }
   const Wavelet& peek() const { return stream_[next_]; }
   const Wavelet& wavelet(uint64_t k) const { return stream_[k]; }
-  void pop() { ++next_; }
+  void pop(Cycle now) {
+    ++next_;
+    last_entry_ = now;
+  }
   uint64_t sent() const { return next_; }
   uint64_t size() const { return stream_.size(); }
 
@@ -46,6 +61,7 @@ class IngressPort {
   Cycle start_ = 0;
   std::vector<Wavelet> stream_;
   size_t next_ = 0;
+  Cycle last_entry_ = kNever;
 };
 
 struct EgressArrival {
@@ -60,8 +76,13 @@ class EgressPort {
   Dir side() const { return side_; }
   void set_rate(PortRate r) { rate_ = r; }
   void reserve(size_t n) { received_.reserve(n); }
+  // Forget what was received; slots count again from `start`.
+  void restart(Cycle start) {
+    received_.clear();
+    start_ = start;
+  }
 
-  Cycle next_slot() const { return rate_.slot(received_.size()); }
+  Cycle next_slot() const { return start_ + rate_.slot(received_.size()); }
   bool can_accept(Cycle now) const { return next_slot() <= now; }
   void accept(Cycle arrival, Wavelet w) { received_.push_back({arrival, w}); }
   const std::vector<EgressArrival>& received() const { return received_; }
@@ -70,6 +91,7 @@ class EgressPort {
   Coord tile_;
   Dir side_;
   PortRate rate_;
+  Cycle start_ = 0;
   std::vector<EgressArrival> received_;
 };
 

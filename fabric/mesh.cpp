@@ -172,6 +172,14 @@ void Mesh::build_links(const Partition& partition) {
   for (IngressPort& p : ingress_) routers_[shape_.id(p.tile())]->ingress[size_t(p.side())] = &p;
 }
 
+void Mesh::share_io_bandwidth(double bytes_per_cycle) {
+  const double per_cycle = bytes_per_cycle / 4.0;  // 32-bit wavelets
+  size_t n_in = 0, n_out = egress_.size();
+  for (const IngressPort& p : ingress_) n_in += p.size() > p.sent();
+  for (IngressPort& p : ingress_) p.set_rate(per_cycle > 0 && n_in ? PortRate::from(per_cycle / double(n_in)) : PortRate{});
+  for (EgressPort& p : egress_) p.set_rate(per_cycle > 0 && n_out ? PortRate::from(per_cycle / double(n_out)) : PortRate{});
+}
+
 void Mesh::finalize(const Partition& partition) {
   if (spec_.hop_latency_cycles < 1 || spec_.hop_latency_cycles > MachineSpec::kMaxLatency ||
       spec_.ramp_latency_cycles < 1 || spec_.ramp_latency_cycles > MachineSpec::kMaxLatency)
@@ -197,12 +205,7 @@ void Mesh::finalize(const Partition& partition) {
                          std::to_string(col) + " from " + dir_name(p.side()));
     }
   }
-  // The system's I/O is shared evenly by the ports in use in each direction.
-  double per_cycle = spec_.io_bytes_per_cycle / 4.0;
-  size_t n_in = 0, n_out = egress_.size();
-  for (const IngressPort& p : ingress_) n_in += p.size() > 0;
-  for (IngressPort& p : ingress_) p.set_rate(per_cycle > 0 && n_in ? PortRate::from(per_cycle / double(n_in)) : PortRate{});
-  for (EgressPort& p : egress_) p.set_rate(per_cycle > 0 && n_out ? PortRate::from(per_cycle / double(n_out)) : PortRate{});
+  share_io_bandwidth(spec_.io_bytes_per_cycle);
   build_links(partition);
 }
 

@@ -32,6 +32,11 @@ class Mesh {
   // bandwidth among the ports, and builds the links for this partition. Throws RouteError.
   void finalize(const Partition& partition);
 
+  // Shares `bytes_per_cycle` of off-wafer I/O evenly among the ingress ports that have a stream,
+  // and among all egress ports (0 = every port at link rate). finalize() does this with the
+  // spec's figure; call again when a later run uses other ports.
+  void share_io_bandwidth(double bytes_per_cycle);
+
   Router* router(TileId t) { return routers_[t].get(); }
   const Router* router(TileId t) const { return routers_[t].get(); }
   const std::deque<Link>& links() const { return links_; }

@@ -38,7 +38,7 @@ void Router::ingest(TileId self, Cycle now, Scheduler& s) {
       Lane& lane = lanes[size_t(lane_of[p->peek().colour])];
       if (lane.count == lane.cap) continue;  // forward() wakes us when the lane pops
       lane.push(p->peek().payload);
-      p->pop();
+      p->pop(now);
     }
     if (!p->drained()) s.schedule(self, std::max(p->next_ready(), now + 1));
   }

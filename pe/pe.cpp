@@ -90,9 +90,15 @@ bool Pe::send_one(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec)
 void Pe::run_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
   const PeCounters before = counters;
   run_one_task(self, now, s, spec);
-  if (counters.tasks != before.tasks)
-    last_task_ = {now, uint32_t(counters.receive_cycles - before.receive_cycles),
-                  uint32_t(counters.fmac_cycles - before.fmac_cycles), uint32_t(counters.move_cycles - before.move_cycles)};
+  if (counters.tasks != before.tasks) {
+    last_task_ = {now,
+                  uint32_t(counters.receive_cycles - before.receive_cycles),
+                  uint32_t(counters.fmac_cycles - before.fmac_cycles),
+                  uint32_t(counters.move_cycles - before.move_cycles),
+                  task_colour_,
+                  task_local_};
+    if (task_log) task_log->push_back(last_task_);
+  }
 }
 
 void Pe::run_one_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
@@ -100,6 +106,7 @@ void Pe::run_one_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& s
   if (local_pending_) {
     int id = std::countr_zero(local_pending_);
     local_pending_ &= local_pending_ - 1;
+    task_colour_ = Colour(id), task_local_ = true;
     ++counters.tasks;
     program->local_tasks[size_t(id)](ctx);
   } else {
@@ -120,6 +127,7 @@ void Pe::run_one_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& s
     if (!task)
       throw PeError("PE " + to_string(coord) + " received a wavelet on colour " + std::to_string(w.colour) +
                     " but its program '" + program->name + "' binds no data task to that colour");
+    task_colour_ = w.colour, task_local_ = false;
     ++counters.tasks;
     ++counters.receive_cycles;
     task(ctx, w);

@@ -3,6 +3,7 @@
 // the cycles the cost model charges), then its sends leave one wavelet per cycle onto the RAMP,
 // then the PE takes the next task. Wavelets that arrive meanwhile wait in per-colour input
 // queues; a full queue withholds credits from the router, which backpressures the fabric.
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -31,6 +32,10 @@ struct PeInputQueue {
 struct TaskCost {
   Cycle start = 0;
   uint32_t receive = 0, fmac = 0, move = 0;
+  Colour colour = 0;   // the data task's colour, or the local task's id when `local`
+  bool local = false;
+  // The cycle the PE is free again (its sends, if any, leave from then on).
+  Cycle end() const { return start + std::max<uint32_t>(1, receive + fmac + move); }
 };
 
 struct SendOp {
@@ -48,12 +53,17 @@ class Pe {
   const Program* program = nullptr;
   Sram sram;
   PeCounters counters;
+  // When set (tracing a few PEs), every task this PE runs is appended here. Written only by the
+  // worker that steps this PE; no cost when null.
+  std::vector<TaskCost>* task_log = nullptr;
 
   // Wiring done by the wafer: the router's RAMP links and the colours they carry.
   void attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
               const std::vector<std::pair<Colour, uint8_t>>& tx_credits);
   void step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec);
   bool wants_start() const { return program && program->start_task >= 0; }
+  // A new run (a newly loaded kernel) starts its start task again.
+  void rearm() { started_ = false; }
   // Counts an open send stall up to `end` (a sample boundary or the end of the run).
   void settle(Cycle end) {
     if (stall_from_ != kNever && stall_from_ < end) counters.stall_send_cycles += end - stall_from_, stall_from_ = end;
@@ -91,6 +101,8 @@ class Pe {
   uint32_t tx_colours_ = 0;     // colours the router accepts from this PE
   Cycle busy_until_ = 0;
   TaskCost last_task_;
+  Colour task_colour_ = 0;  // of the task run_one_task ran
+  bool task_local_ = false;
   Cycle stall_from_ = kNever;  // first cycle of an ongoing send stall; the PE sleeps until a credit
   bool started_ = false;
 };

@@ -8,7 +8,8 @@ packages=(
   flatbuffers-compiler libflatbuffers-dev     # flatc at build time, FlatBuffers runtime
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and microbenchmarks
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
-  libeigen3-dev libpng-dev
+  libeigen3-dev libpng-dev zlib1g-dev        # zlib: the gzipped IDX dataset files
+  dataset-fashion-mnist                       # /usr/share/datasets/fashion-mnist
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -60,11 +60,12 @@ void Wafer::settle(Cycle cycle) {
 WaferRun Wafer::run(Cycle max_cycles, RunHooks hooks) {
   if (!finalized_) throw std::logic_error("Wafer::run before finalize");
   WaferRun run;
+  run.start = clock_;
   run.threads = partition_.workers;
+  for (Pe& pe : pes_) pe.rearm();
   auto t0 = std::chrono::steady_clock::now();
-  CycleEngine<Wafer> engine;
   auto sample = hooks.sample;
-  Cycle last_sample = 0;
+  Cycle last_sample = clock_;
   if (sample) {
     hooks.sample = [&](Cycle boundary) {
       settle(boundary);
@@ -72,14 +73,17 @@ WaferRun Wafer::run(Cycle max_cycles, RunHooks hooks) {
       last_sample = boundary;
     };
   }
-  run.engine = engine.run(*this, partition_, max_cycles, hooks);
+  CycleEngine<Wafer> engine;
+  run.engine = engine.run(*this, partition_, clock_, clock_ + max_cycles, hooks);
   run.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Cycle last = run.engine.last_active;
   for (const EgressPort& p : mesh_.egress_ports())
-    for (const EgressArrival& a : p.received()) last = std::max(last, a.cycle);
-  run.cycles = run.engine.hit_cycle_limit ? max_cycles : last + 1;
-  settle(run.cycles);
-  if (sample && hooks.sample_interval && run.cycles > last_sample) sample(run.cycles);
+    if (!p.received().empty()) last = std::max(last, p.received().back().cycle);
+  const Cycle end = run.engine.hit_cycle_limit ? clock_ + max_cycles : last + 1;
+  run.cycles = end - clock_;
+  settle(end);
+  if (sample && hooks.sample_interval && end > last_sample) sample(end);
+  clock_ = end;
   return run;
 }
 

@@ -13,7 +13,8 @@ namespace wse {
 
 struct WaferRun {
   EngineResult engine;
-  Cycle cycles = 0;  // the run's length: last event (stepped tile or wavelet arrival) + 1
+  Cycle start = 0;   // the wafer clock when the run began
+  Cycle cycles = 0;  // the run's length: last event (stepped tile or wavelet arrival) + 1 - start
   double host_seconds = 0;
   unsigned threads = 1;
 };
@@ -39,12 +40,15 @@ class Wafer {
 
   // Validates routes and programs against each other and builds links for `threads` workers.
   void finalize(unsigned threads);
-  // Runs until nothing is left to do, or max_cycles. With hooks.sample_interval > 0, counters are
+  // Runs from the wafer's clock until nothing is left to do, or for max_cycles. The clock then
+  // stands at the end of the run, so a later run (the next layer, the next pass) continues it
+  // with SRAM, routes and counters as they were. With hooks.sample_interval > 0, counters are
   // brought up to each boundary before hooks.sample(boundary) sees them, and sample is called
   // once more at the end of the run (boundary = run length) if that is not itself a boundary.
   WaferRun run(Cycle max_cycles, RunHooks hooks = {});
   // Counts sleeping routers' backpressure and open send stalls up to `cycle`.
   void settle(Cycle cycle);
+  Cycle clock() const { return clock_; }
 
   // The cycle engine's view of the tiles.
   void seed(const Block& b, Scheduler& s);
@@ -62,6 +66,7 @@ class Wafer {
   NameTable names_;
   std::vector<Pe> pes_;
   Partition partition_;
+  Cycle clock_ = 0;
   bool finalized_ = false;
 };
 

@@ -1,0 +1,92 @@
+#include "memoryx/safetensors.hpp"
+
+#include <bit>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "fabric/errors.hpp"
+
+static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
+
+namespace wse {
+
+void write_safetensors(const std::filesystem::path& path, const Checkpoint& ckpt) {
+  nlohmann::ordered_json header;
+  if (!ckpt.metadata.empty()) header["__metadata__"] = ckpt.metadata;
+  uint64_t offset = 0;
+  for (const Tensor& t : ckpt.tensors) {
+    uint64_t bytes = t.data.size() * sizeof(float);
+    header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');  // pad so the data starts 8-byte aligned
+  const uint64_t len = text.size();
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw UsageError("checkpoint " + path.string() + ": cannot open for writing");
+    out.write(reinterpret_cast<const char*>(&len), 8);
+    out.write(text.data(), std::streamsize(text.size()));
+    for (const Tensor& t : ckpt.tensors)
+      out.write(reinterpret_cast<const char*>(t.data.data()), std::streamsize(t.data.size() * sizeof(float)));
+    if (!out) throw UsageError("checkpoint " + path.string() + ": write failed");
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+Checkpoint read_safetensors(const std::filesystem::path& path) {
+  const std::string where = "checkpoint " + path.string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(where + ": file not found");
+  in.seekg(0, std::ios::end);
+  const uint64_t size = uint64_t(in.tellg());
+  in.seekg(0);
+  uint64_t len = 0;
+  if (size < 8 || !in.read(reinterpret_cast<char*>(&len), 8)) throw UsageError(where + ": truncated (no header length)");
+  if (len > size - 8 || len > (uint64_t(100) << 20)) throw UsageError(where + ": header length " + std::to_string(len) + " is beyond the file");
+  std::string text(len, '\0');
+  in.read(text.data(), std::streamsize(len));
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(where + ": header is not valid JSON: " + e.what());
+  }
+  if (!header.is_object()) throw UsageError(where + ": header is not a JSON object");
+  const uint64_t data_start = 8 + len, data_size = size - data_start;
+  Checkpoint ckpt;
+  std::vector<std::pair<uint64_t, Tensor>> ordered;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    if (it.key() == "__metadata__") {
+      for (auto m = it->begin(); m != it->end(); ++m)
+        ckpt.metadata[m.key()] = m->is_string() ? m->get<std::string>() : m->dump();
+      continue;
+    }
+    const auto& e = *it;
+    try {
+      if (e.at("dtype") != "F32") throw UsageError(where + ": tensor '" + it.key() + "' has dtype " + e.at("dtype").dump() + ", only F32 is supported");
+      Tensor t;
+      t.name = it.key();
+      t.shape = e.at("shape").get<std::vector<uint32_t>>();
+      auto off = e.at("data_offsets").get<std::vector<uint64_t>>();
+      size_t n = 1;
+      for (auto d : t.shape) n *= d;
+      if (off.size() != 2 || off[1] < off[0] || off[1] > data_size || off[1] - off[0] != n * sizeof(float))
+        throw UsageError(where + ": tensor '" + it.key() + "' has data_offsets that do not match its shape or the file size");
+      t.data.resize(n);
+      in.seekg(std::streamoff(data_start + off[0]));
+      in.read(reinterpret_cast<char*>(t.data.data()), std::streamsize(n * sizeof(float)));
+      if (!in) throw UsageError(where + ": truncated data for tensor '" + it.key() + "'");
+      ordered.push_back({off[0], std::move(t)});
+    } catch (const nlohmann::json::exception& ex) {
+      throw UsageError(where + ": tensor '" + it.key() + "' has a malformed entry: " + ex.what());
+    }
+  }
+  std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [off, t] : ordered) ckpt.tensors.push_back(std::move(t));
+  return ckpt;
+}
+
+}  // namespace wse

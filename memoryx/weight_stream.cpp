@@ -1,0 +1,99 @@
+#include "memoryx/weight_stream.hpp"
+
+#include <bit>
+
+#include "fabric/errors.hpp"
+#include "schemas/weight_stream_generated.h"
+
+namespace wse {
+
+namespace {
+
+// Calls fn(position, value) for every word of a slice, in stream order.
+template <class Fn>
+void for_each_word(const LayerView& l, StreamPass pass, StreamSlice s, Fn&& fn) {
+  uint32_t pos = 0;
+  if (pass == StreamPass::Forward) {
+    for (uint32_t k = s.begin; k < s.end; ++k)
+      for (uint32_t n = 0; n < l.out; ++n) fn(pos++, l.at(k, n));
+  } else {
+    for (uint32_t n = s.begin; n < s.end; ++n)
+      for (uint32_t k = 0; k < l.in; ++k) fn(pos++, l.at(k, n));
+  }
+}
+
+bool sent_sparse(float v) { return _Float16(v) != _Float16(0.0f); }
+
+}  // namespace
+
+uint64_t stream_words(const LayerView& layer, StreamPass pass, StreamEncoding encoding, StreamSlice slice) {
+  uint64_t n = 0;
+  for_each_word(layer, pass, slice, [&](uint32_t, float v) { n += encoding == StreamEncoding::Dense || sent_sparse(v); });
+  return n;
+}
+
+std::vector<SharedBuffer> encode_weight_streams(const LayerView& layer, uint64_t step, StreamPass pass,
+                                                StreamEncoding encoding, const std::vector<StreamSlice>& slices) {
+  std::vector<SharedBuffer> out;
+  std::vector<uint32_t> payload;
+  for (uint32_t c = 0; c < slices.size(); ++c) {
+    payload.clear();
+    bool too_far = false;
+    for_each_word(layer, pass, slices[c], [&](uint32_t pos, float v) {
+      if (encoding == StreamEncoding::Dense) {
+        payload.push_back(std::bit_cast<uint32_t>(v));
+      } else if (sent_sparse(v)) {
+        too_far |= pos > 0xffff;
+        payload.push_back(uint32_t(std::bit_cast<uint16_t>(_Float16(v))) | (pos << 16));
+      }
+    });
+    if (too_far)
+      throw UsageError("layer " + layer.name + ": a sparse weight stream slice holds more than 65536 positions, beyond a 16-bit index; use more PE columns");
+    flatbuffers::FlatBufferBuilder fbb(1024 + payload.size() * 4);
+    auto name = fbb.CreateString(layer.name);
+    auto words = fbb.CreateVector(payload);
+    fb::WeightStreamBuilder b(fbb);
+    b.add_layer(name);
+    b.add_layer_index(layer.index);
+    b.add_step(step);
+    b.add_pass(fb::Pass(pass));
+    b.add_encoding(fb::Encoding(encoding));
+    b.add_rows(layer.in + 1);
+    b.add_cols(layer.out);
+    b.add_column(c);
+    b.add_row_begin(slices[c].begin);
+    b.add_row_end(slices[c].end);
+    b.add_nonzeros(uint32_t(payload.size()));
+    b.add_payload(words);
+    fbb.Finish(b.Finish(), fb::WeightStreamIdentifier());
+    out.push_back(std::make_shared<const Buffer>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()));
+  }
+  return out;
+}
+
+DecodedStream decode_weight_stream(const Buffer& buffer, const std::string& what) {
+  flatbuffers::Verifier verifier(buffer.data(), buffer.size());
+  if (buffer.size() < 8 || !fb::WeightStreamBufferHasIdentifier(buffer.data()) || !fb::VerifyWeightStreamBuffer(verifier))
+    throw UsageError(what + ": not a valid WeightStream buffer (" + std::to_string(buffer.size()) +
+                     " bytes failed the FlatBuffers verifier: corrupt or truncated)");
+  const fb::WeightStream* ws = fb::GetWeightStream(buffer.data());
+  DecodedStream d;
+  d.column = ws->column();
+  d.layer_index = ws->layer_index();
+  d.rows = ws->rows();
+  d.cols = ws->cols();
+  d.slice_begin = ws->row_begin();
+  d.slice_end = ws->row_end();
+  d.pass = StreamPass(ws->pass());
+  d.encoding = StreamEncoding(ws->encoding());
+  const auto* payload = ws->payload();
+  const uint32_t n = payload ? payload->size() : 0;
+  if (n != ws->nonzeros())
+    throw UsageError(what + ": WeightStream says " + std::to_string(ws->nonzeros()) + " weights but carries " + std::to_string(n));
+  d.words.reserve(n + 1);
+  d.words.push_back(n);
+  if (payload) d.words.insert(d.words.end(), payload->begin(), payload->end());
+  return d;
+}
+
+}  // namespace wse
