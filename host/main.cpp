@@ -9,15 +9,21 @@
 #include <thread>
 
 #include "host/job.hpp"
+#include "host/trace_command.hpp"
 
 namespace {
+
+// A progress line on long runs, only when stdout is a terminal (never in a pipe or CI log).
+wse::ProgressFn progress_line(bool tty) {
+  if (!tty) return {};
+  return [](wse::Cycle now) { std::fprintf(stderr, "\r  cycle %llu ...", (unsigned long long)now); };
+}
 
 int run_command(const std::string& config, unsigned threads, const std::filesystem::path& out_dir) {
   wse::RunConfig cfg = wse::load_run_config(config);
   std::filesystem::create_directories(out_dir);
   const bool tty = isatty(STDOUT_FILENO);
-  wse::ProgressFn progress;
-  if (tty) progress = [](wse::Cycle now) { std::fprintf(stderr, "\r  cycle %llu ...", (unsigned long long)now); };
+  wse::ProgressFn progress = progress_line(tty);
   std::cout << "wse: " << cfg.kernel << " " << cfg.gemv.rows << "x" << cfg.gemv.cols << " on a " << cfg.mesh.width
             << "x" << cfg.mesh.height << " " << cfg.machine.name << " mesh, " << threads << " thread(s)" << std::endl;
   wse::JobResult r = wse::run_job(cfg, threads, progress);
@@ -40,6 +46,19 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
   return 0;
 }
 
+int trace_command(wse::TraceOptions opt, const std::string& rect) {
+  if (!rect.empty()) opt.rect = wse::parse_rect(rect);
+  const bool tty = isatty(STDOUT_FILENO);
+  opt.progress = progress_line(tty);
+  std::cout << "wse: tracing " << opt.config.string() << " (layer " << (opt.layer.empty() ? "all" : opt.layer) << ", "
+            << opt.pass << ") every " << opt.interval << " cycles, " << opt.threads << " thread(s)" << std::endl;
+  wse::TraceResult r = wse::run_trace(opt);
+  if (tty) std::fprintf(stderr, "\r\033[K");
+  std::fflush(stdout);
+  wse::print_trace_summary(stdout, r, opt.top_n);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -53,6 +72,19 @@ int main(int argc, char** argv) {
   run->add_option("--threads", threads, "Worker threads (default: all hardware threads); results do not depend on it")
       ->check(CLI::Range(1u, 4096u));
   run->add_option("--out", out_dir, "Directory for report.json (default: out)");
+  wse::TraceOptions trace_opt;
+  std::string rect;
+  CLI::App* trace = app.add_subcommand(
+      "trace", "Run a config recording one layer: DIR/activity.wsad, DIR/trace.json (Perfetto), DIR/report.json");
+  trace->add_option("config", config, "Run config (YAML)")->required();
+  trace->add_option("--layer", trace_opt.layer, "Layer to record (GEMV: the whole kernel, 'gemv')");
+  trace->add_option("--pass", trace_opt.pass, "Pass to record: fwd or bwd (default fwd)");
+  trace->add_option("--interval", trace_opt.interval, "Cycles per dump interval (default 1000)")
+      ->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
+  trace->add_option("--out", out_dir, "Output directory (default: out)");
+  trace->add_option("--threads", threads, "Worker threads; results do not depend on it")->check(CLI::Range(1u, 4096u));
+  trace->add_option("--rect", rect, "PEs whose tasks go into trace.json: x0,y0,x1,y1 inclusive (default: kernel's top-left 4x4)");
+  trace->add_option("--top", trace_opt.top_n, "Rows in the hottest links and colours tables (default 10)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -63,6 +95,10 @@ int main(int argc, char** argv) {
   }
   try {
     if (*run) return run_command(config, threads, out_dir);
+    if (*trace) {
+      trace_opt.config = config, trace_opt.out = out_dir, trace_opt.threads = threads;
+      return trace_command(trace_opt, rect);
+    }
   } catch (const wse::UsageError& e) {
     // Every user error names the config it came from.
     std::string what = e.what();

@@ -18,6 +18,13 @@ struct MetricGrid {
 struct LinkInfo {
   uint32_t x = 0, y = 0;  // source tile
   uint8_t dir = 0;        // 0 N, 1 E, 2 S, 3 W, 4 RAMP (as fabric::Dir)
+  uint8_t kind = 0;       // 0 hop, 1 ramp down (router -> PE), 2 ramp up (PE -> router), 3 egress
+};
+
+// A wafer-wide number per interval.
+struct SeriesView {
+  std::string name, unit;
+  std::vector<uint64_t> values;  // [interval]
 };
 
 struct DumpView {
@@ -28,11 +35,26 @@ struct DumpView {
   std::vector<MetricGrid> pe_metrics;
   std::vector<LinkInfo> links;
   std::vector<MetricGrid> link_metrics;   // frames are [interval][link index], not grids
+  // Added by the recorder's reader (not used by every viewer):
+  uint64_t start_cycle = 0;               // wafer clock at the start; interval_starts count from it
+  std::vector<uint32_t> tiles;            // tile ids (y * width + x) the dump stores; others are all 0
+  uint32_t colours = 0;
+  std::vector<MetricGrid> colour_metrics; // frames are [interval][colour], summed over routers
+  std::vector<SeriesView> series;         // ingress_wavelets, egress_wavelets
+  std::vector<MetricGrid> sram_buffers;   // one frame (a W x H grid) per named SRAM buffer, at run end
 
   const MetricGrid* pe_metric(const std::string& name) const {
     for (const auto& m : pe_metrics)
       if (m.name == name) return &m;
     return nullptr;
+  }
+  const MetricGrid* link_metric(const std::string& name) const {
+    for (const auto& m : link_metrics)
+      if (m.name == name) return &m;
+    return nullptr;
+  }
+  uint64_t interval_length(size_t k) const {
+    return (k + 1 < interval_starts.size() ? interval_starts[k + 1] : cycles) - interval_starts[k];
   }
 };
 

@@ -1,0 +1,110 @@
+#include "host/trace_command.hpp"
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "host/gemv.hpp"
+#include "host/report.hpp"
+#include "tools/dump_view.hpp"
+#include "tools/perfetto_export.hpp"
+
+namespace wse {
+
+TileRect parse_rect(const std::string& text) {
+  std::stringstream ss(text);
+  std::string part;
+  std::vector<long long> v;
+  while (std::getline(ss, part, ',')) {
+    try {
+      size_t used = 0;
+      long long x = std::stoll(part, &used);
+      if (used != part.size() || x < 0) throw std::invalid_argument("");
+      v.push_back(x);
+    } catch (const std::exception&) {
+      v.clear();
+      break;
+    }
+  }
+  if (v.size() != 4 || v[2] < v[0] || v[3] < v[1] || v[2] >= (1ll << 31) || v[3] >= (1ll << 31))
+    throw UsageError("--rect '" + text + "': expected x0,y0,x1,y1 (inclusive corners, x0 <= x1, y0 <= y1)");
+  return {uint32_t(v[0]), uint32_t(v[1]), uint32_t(v[2] + 1), uint32_t(v[3] + 1)};
+}
+
+TraceResult run_trace(const TraceOptions& opt) {
+  RunConfig cfg = load_run_config(opt.config);
+  // GEMV is one layer: the whole kernel. Training layers will be recorded through the same
+  // ActivityRecorder once the layer compiler exists.
+  if (!opt.layer.empty() && opt.layer != cfg.kernel)
+    throw UsageError("--layer '" + opt.layer + "': config " + cfg.source.string() + " runs kernel '" + cfg.kernel +
+                     "', whose only layer is '" + cfg.kernel + "'");
+  if (opt.pass != "fwd" && opt.pass != "bwd") throw UsageError("--pass '" + opt.pass + "': expected fwd or bwd");
+  if (opt.pass == "bwd")
+    throw UsageError("--pass bwd: kernel '" + cfg.kernel + "' in " + cfg.source.string() + " has no backward pass");
+  if (opt.interval == 0) throw UsageError("--interval must be at least 1 cycle");
+
+  Wafer wafer(cfg.machine, cfg.mesh);
+  GemvProblem problem = GemvProblem::random(cfg.gemv.rows, cfg.gemv.cols, cfg.gemv.seed);
+  GemvKernel kernel(wafer, problem, cfg.gemv.grid_width, cfg.gemv.grid_height);
+  wafer.finalize(opt.threads);
+
+  ActivityRecorder rec(wafer, {cfg.kernel, opt.pass}, opt.interval);
+  TileRect rect = opt.rect.value_or(TileRect{0, 0, std::min(4u, kernel.grid_width()), std::min(4u, kernel.grid_height())});
+  rec.trace_tasks(rect);
+  WaferRun run = wafer.run(cfg.max_cycles, rec.hooks(opt.progress));
+  if (run.engine.hit_cycle_limit)
+    throw UsageError("run stopped at run.max_cycles = " + std::to_string(cfg.max_cycles) +
+                     " before the kernel finished; raise run.max_cycles in " + cfg.source.string());
+  const std::vector<float> y = kernel.result();
+
+  TraceResult r;
+  std::filesystem::create_directories(opt.out);
+  r.report = make_report(cfg, wafer, run, y);
+  r.report["gemv"] = {{"rows", cfg.gemv.rows},
+                      {"cols", cfg.gemv.cols},
+                      {"grid", {{"width", kernel.grid_width()}, {"height", kernel.grid_height()}}}};
+  r.congestion = congestion_profile(wafer, run.cycles, opt.top_n);
+  r.sram = sram_profile(wafer);
+  r.report["congestion"] = to_json(r.congestion);
+  r.report["sram"] = to_json(r.sram);
+
+  r.dump_file = opt.out / "activity.wsad";
+  rec.write(r.dump_file);
+  r.dump_bytes = rec.dump().size();
+  r.intervals = rec.intervals();
+  r.traced_pes = rec.traced().size();
+  // The trace is built from the dump as written, so it shows exactly what the dump holds.
+  const DumpView view = load_dump_view(r.dump_file);
+  r.stored_tiles = view.tiles.size();
+  r.trace_file = opt.out / "trace.json";
+  write_perfetto(r.trace_file, perfetto_trace(view, rec.traced(), rec.stream_phases()));
+
+  r.report["trace"] = {{"layer", cfg.kernel},
+                       {"pass", opt.pass},
+                       {"interval_cycles", opt.interval},
+                       {"intervals", r.intervals},
+                       {"stored_tiles", r.stored_tiles},
+                       {"dump_bytes", r.dump_bytes},
+                       {"traced_pes", {{"x0", rect.x0}, {"y0", rect.y0}, {"x1", rect.x1 - 1}, {"y1", rect.y1 - 1}}}};
+  r.report_file = opt.out / "report.json";
+  std::ofstream(r.report_file) << r.report.dump(2) << "\n";
+  return r;
+}
+
+void print_trace_summary(std::FILE* out, const TraceResult& r, size_t top_n) {
+  const auto& j = r.report;
+  std::fprintf(out, "  cycles            %llu in %zu intervals of %llu\n", (unsigned long long)j["cycles"].get<uint64_t>(),
+               r.intervals, (unsigned long long)j["trace"]["interval_cycles"].get<uint64_t>());
+  std::fprintf(out, "  MACs              %llu   FMAC utilization %.1f%%\n", (unsigned long long)j["macs"].get<uint64_t>(),
+               100 * j["fmac_utilization"].get<double>());
+  print(out, r.congestion, top_n);
+  print(out, r.sram);
+  const double per = r.intervals && r.stored_tiles ? double(r.dump_bytes) / double(r.intervals * r.stored_tiles) : 0.0;
+  std::fprintf(out, "  dump              %s (%llu bytes, %zu tiles stored, %.1f bytes per tile per interval)\n",
+               r.dump_file.string().c_str(), (unsigned long long)r.dump_bytes, r.stored_tiles, per);
+  std::fprintf(out, "  trace             %s (%zu PEs with task slices)\n", r.trace_file.string().c_str(), r.traced_pes);
+  std::fprintf(out, "  host              %.3f s\n  checksum          %s\n  report            %s\n",
+               j["host_seconds"].get<double>(), j["checksum"].get<std::string>().c_str(), r.report_file.string().c_str());
+}
+
+}  // namespace wse

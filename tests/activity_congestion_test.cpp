@@ -1,0 +1,153 @@
+// Congestion profile: two flows that share one link saturate that link, and the backpressure
+// appears on exactly the two links that feed it, in the report and in the dump, nowhere else.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "host/congestion.hpp"
+#include "test_support.hpp"
+#include "tools/dump_view.hpp"
+#include "wafer/activity_recorder.hpp"
+
+namespace wse {
+namespace {
+
+//          x=0        x=1        x=2
+//  y=0              B in (N)
+//                      |  b
+//  y=1  A in (W) --a--> R ==X==>  --> egress (E)
+//
+// Flow A (colour 0) enters (0,1) from the west and runs east; flow B (colour 1) enters (1,0)
+// from the north, turns east at R = (1,1). Both leave through the east edge of (2,1). X, the
+// link R -> (2,1), is the one link they share.
+struct Merge {
+  static constexpr uint32_t n = 200;
+  Wafer wafer{test::spec(2), {3, 2}};
+  WaferRun run;
+  std::vector<uint8_t> dump;
+
+  explicit Merge(bool flow_a, bool flow_b, unsigned threads = 1) {
+    Mesh& m = wafer.mesh();
+    if (flow_a) {
+      m.set_route({0, 1}, 0, Route::make(Dir::West, {Dir::East}));
+      m.set_route({1, 1}, 0, Route::make(Dir::West, {Dir::East}));
+      m.set_route({2, 1}, 0, Route::make(Dir::West, {Dir::East}));
+      IngressPort& a = m.add_ingress({0, 1}, Dir::West);
+      for (uint32_t k = 0; k < n; ++k) a.enqueue(Wavelet{k, 0});
+    }
+    if (flow_b) {
+      m.set_route({1, 0}, 1, Route::make(Dir::North, {Dir::South}));
+      m.set_route({1, 1}, 1, Route::make(Dir::North, {Dir::East}));
+      m.set_route({2, 1}, 1, Route::make(Dir::West, {Dir::East}));
+      IngressPort& b = m.add_ingress({1, 0}, Dir::North);
+      for (uint32_t k = 0; k < n; ++k) b.enqueue(Wavelet{k, 1});
+    }
+    m.add_egress({2, 1}, Dir::East);
+    wafer.finalize(threads);
+    ActivityRecorder rec(wafer, {"merge", "fwd"}, 50);
+    run = wafer.run(100000, rec.hooks());
+    dump = rec.dump();
+  }
+
+  size_t link(Coord src, Dir dir, LinkKind kind = LinkKind::Hop) const {
+    const auto& links = wafer.mesh().links();
+    for (size_t i = 0; i < links.size(); ++i)
+      if (links[i].src == wafer.shape().id(src) && links[i].dir == dir && links[i].kind == kind) return i;
+    ADD_FAILURE() << "no link from " << to_string(src) << " " << dir_name(dir);
+    return 0;
+  }
+};
+
+TEST(ActivityCongestion, TwoFlowsSharingALinkShowUpOnThatLinkAndNowhereElse) {
+  Merge both(true, true);
+  const size_t x = both.link({1, 1}, Dir::East), a = both.link({0, 1}, Dir::East), b = both.link({1, 0}, Dir::South);
+  const auto& links = both.wafer.mesh().links();
+
+  // X carries both flows back to back: one wavelet every cycle for 2n cycles.
+  EXPECT_EQ(links[x].counters.wavelets, 2 * Merge::n);
+  EXPECT_EQ(links[x].counters.busy_cycles, 2 * Merge::n);
+  EXPECT_LE(both.run.cycles, 2 * Merge::n + 12);
+
+  CongestionProfile p = congestion_profile(both.wafer, both.run.cycles, 5);
+  // X and the egress link behind it are the busiest; X comes first (index order breaks the tie).
+  ASSERT_GE(p.hottest_links.size(), 2u);
+  EXPECT_EQ(p.hottest_links[0].index, x);
+  EXPECT_GT(p.hottest_links[0].utilization, 0.95);
+  // Each feeding link runs at half rate and its wavelets wait for credits about half the time.
+  std::set<size_t> backpressured;
+  for (const LinkLoad& l : p.most_backpressured) backpressured.insert(l.index);
+  EXPECT_EQ(backpressured, (std::set<size_t>{a, b}));
+  EXPECT_EQ(p.links_with_backpressure, 2u);
+  for (size_t i = 0; i < links.size(); ++i)
+    if (i != a && i != b) {
+      EXPECT_EQ(links[i].counters.backpressure_cycles, 0u) << i;
+    }
+  EXPECT_GT(links[a].counters.backpressure_cycles, Merge::n / 4);
+  EXPECT_GT(links[b].counters.backpressure_cycles, Merge::n / 4);
+  // Both colours were held back.
+  ASSERT_EQ(p.colours.size(), 2u);
+  EXPECT_GT(p.colours[0].backpressure_cycles, 0u);
+  EXPECT_GT(p.colours[1].backpressure_cycles, 0u);
+  nlohmann::json j = to_json(p);
+  EXPECT_EQ(j["links_with_backpressure"], 2);
+  EXPECT_EQ(j["hottest_links"][0]["link"], "(1,1) E-> (2,1)");
+
+  // The dump says the same, interval by interval.
+  std::filesystem::path f = std::filesystem::temp_directory_path() / "wse_merge.wsad";
+  {
+    std::ofstream out(f, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(both.dump.data()), std::streamsize(both.dump.size()));
+  }
+  DumpView v = load_dump_view(f);
+  const MetricGrid* bp = v.link_metric("backpressure_cycles");
+  ASSERT_NE(bp, nullptr);
+  for (size_t l = 0; l < v.links.size(); ++l) {
+    uint64_t total = 0;
+    for (const auto& frame : bp->frames) total += frame[l];
+    EXPECT_EQ(total, links[l].counters.backpressure_cycles);
+    EXPECT_EQ(total > 0, l == a || l == b) << l;
+  }
+  // No PE is involved.
+  for (const auto& m : v.pe_metrics) {
+    if (m.name == "idle_cycles") continue;
+    for (const auto& frame : m.frames)
+      for (uint32_t value : frame) EXPECT_EQ(value, 0u) << m.name;
+  }
+}
+
+TEST(ActivityCongestion, EachFlowAloneHasNoBackpressure) {
+  for (auto [fa, fb] : {std::pair{true, false}, std::pair{false, true}}) {
+    Merge one(fa, fb);
+    CongestionProfile p = congestion_profile(one.wafer, one.run.cycles, 5);
+    EXPECT_EQ(p.backpressure_cycles, 0u);
+    EXPECT_EQ(p.links_with_backpressure, 0u);
+    EXPECT_TRUE(p.most_backpressured.empty());
+    EXPECT_EQ(one.wafer.mesh().links()[one.link({1, 1}, Dir::East)].counters.wavelets, Merge::n);
+  }
+}
+
+TEST(ActivityCongestion, SramProfileBreaksDownNamedBuffers) {
+  Wafer w(test::spec(2), {3, 1});
+  Program p;
+  p.name = "idle";
+  for (uint32_t x = 0; x < 3; ++x) {
+    w.load({x, 0}, &p);
+    w.allocate({x, 0}, "weights", 1000 * (x + 1));
+    if (x == 2) w.allocate({x, 0}, "acts", 100);
+  }
+  SramProfile s = sram_profile(w);
+  EXPECT_EQ(s.high_water_max, 3000u + 104u);
+  EXPECT_EQ(s.high_water_pe, (Coord{2, 0}));
+  ASSERT_EQ(s.buffers.size(), 2u);
+  EXPECT_EQ(s.buffers[0].name, "weights");
+  EXPECT_EQ(s.buffers[0].pes, 3u);
+  EXPECT_EQ(s.buffers[0].total_bytes, 6000u);
+  EXPECT_EQ(s.buffers[0].max_bytes, 3000u);
+  EXPECT_EQ(s.buffers[1].name, "acts");
+  EXPECT_EQ(s.buffers[1].total_bytes, 104u);  // 8-byte aligned
+}
+
+}  // namespace
+}  // namespace wse

@@ -1,0 +1,232 @@
+// Activity dumps: what a dump reads back is exactly what the wafer counted, split exactly at
+// interval boundaries, independent of the thread count; corrupt files give a clear error.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+#include "host/gemv.hpp"
+#include "host/report.hpp"
+#include "activity_test_support.hpp"
+#include "tools/dump_view.hpp"
+#include "wafer/activity_recorder.hpp"
+
+namespace wse {
+namespace {
+
+using test::RecordedGemv;
+using test::temp_file;
+namespace fs = std::filesystem;
+
+uint64_t sum_pe(const DumpView& v, const std::string& metric, uint32_t tile) {
+  const MetricGrid* m = v.pe_metric(metric);
+  EXPECT_NE(m, nullptr) << metric;
+  uint64_t s = 0;
+  for (const auto& f : m->frames) s += f[tile];
+  return s;
+}
+
+TEST(ActivityDump, PerPeAndPerLinkTotalsEqualTheWafersCounters) {
+  RecordedGemv g({12, 9}, 200, 150, 97, 1, "totals.wsad");
+  const DumpView& v = g.view;
+  EXPECT_EQ(v.width, 12u);
+  EXPECT_EQ(v.height, 9u);
+  EXPECT_EQ(v.cycles, g.run.cycles);
+  EXPECT_EQ(v.interval_cycles, 97u);
+  EXPECT_EQ(v.interval_starts.size(), (g.run.cycles + 96) / 97);
+  EXPECT_EQ(v.layer, "gemv");
+  EXPECT_EQ(v.pass, "fwd");
+  EXPECT_EQ(v.machine, "wse2");
+  for (const Pe& pe : g.wafer.pes()) {
+    const uint32_t t = g.wafer.shape().id(pe.coord);
+    const PeCounters& c = pe.counters;
+    EXPECT_EQ(sum_pe(v, "receive_cycles", t), c.receive_cycles);
+    EXPECT_EQ(sum_pe(v, "fmac_cycles", t), c.fmac_cycles);
+    EXPECT_EQ(sum_pe(v, "move_cycles", t), c.move_cycles);
+    EXPECT_EQ(sum_pe(v, "send_cycles", t), c.send_cycles);
+    EXPECT_EQ(sum_pe(v, "stall_backpressure_cycles", t), c.stall_send_cycles);
+    EXPECT_EQ(sum_pe(v, "tasks", t), c.tasks);
+    EXPECT_EQ(sum_pe(v, "wavelets_in", t), c.wavelets_in);
+    EXPECT_EQ(sum_pe(v, "wavelets_out", t), c.wavelets_out);
+    EXPECT_EQ(sum_pe(v, "macs", t), c.macs);
+    EXPECT_EQ(sum_pe(v, "busy_cycles", t), c.busy_cycles());
+    // Every cycle of every interval is accounted for exactly once.
+    for (size_t k = 0; k < v.interval_starts.size(); ++k) {
+      uint64_t all = 0;
+      for (const char* m : {"busy_cycles", "stall_backpressure_cycles", "stall_input_cycles", "idle_cycles"})
+        all += v.pe_metric(m)->frames[k][t];
+      if (pe.program) {
+        EXPECT_EQ(all, v.interval_length(k)) << to_string(pe.coord) << " interval " << k;
+      }
+    }
+  }
+  const auto& links = g.wafer.mesh().links();
+  ASSERT_EQ(v.links.size(), links.size());
+  const MetricGrid* lw = v.link_metric("wavelets");
+  const MetricGrid* lb = v.link_metric("backpressure_cycles");
+  ASSERT_TRUE(lw && lb);
+  for (size_t i = 0; i < links.size(); ++i) {
+    uint64_t w = 0, b = 0;
+    for (size_t k = 0; k < v.interval_starts.size(); ++k) w += lw->frames[k][i], b += lb->frames[k][i];
+    EXPECT_EQ(w, links[i].counters.wavelets);
+    EXPECT_EQ(b, links[i].counters.backpressure_cycles);
+    EXPECT_EQ(v.links[i].x, links[i].src % 12);
+    EXPECT_EQ(v.links[i].dir, uint8_t(links[i].dir));
+  }
+  // Edge streams: every x went in, every y came out.
+  uint64_t in = 0, out = 0;
+  for (const auto& s : v.series) {
+    for (uint64_t x : s.values) (s.name == "ingress_wavelets" ? in : out) += x;
+  }
+  EXPECT_EQ(in, 150u);
+  EXPECT_EQ(out, 200u);
+}
+
+TEST(ActivityDump, TotalsEqualTheReport) {
+  RecordedGemv g({10, 10}, 120, 130, 250, 1, "report.wsad");
+  nlohmann::json r = make_report(RunConfig{}, g.wafer, g.run, g.kernel.result());
+  const DumpView& v = g.view;
+  auto total = [&](const std::string& m) {
+    uint64_t s = 0;
+    for (uint32_t t : v.tiles) s += sum_pe(v, m, t);
+    return s;
+  };
+  EXPECT_EQ(total("macs"), r["macs"].get<uint64_t>());
+  EXPECT_EQ(total("receive_cycles"), r["pe_cycles"]["receive"].get<uint64_t>());
+  EXPECT_EQ(total("fmac_cycles"), r["pe_cycles"]["fmac"].get<uint64_t>());
+  EXPECT_EQ(total("move_cycles"), r["pe_cycles"]["move"].get<uint64_t>());
+  EXPECT_EQ(total("send_cycles"), r["pe_cycles"]["send"].get<uint64_t>());
+  EXPECT_EQ(total("stall_backpressure_cycles"), r["pe_cycles"]["stall_send"].get<uint64_t>());
+  EXPECT_EQ(total("tasks"), r["pe_cycles"]["tasks"].get<uint64_t>());
+  uint64_t hops = 0, backpressure = total("stall_backpressure_cycles"), ingress = 0;
+  for (size_t k = 0; k < v.interval_starts.size(); ++k)
+    for (size_t l = 0; l < v.links.size(); ++l) {
+      if (v.links[l].kind == 0) hops += v.link_metric("wavelets")->frames[k][l];
+      backpressure += v.link_metric("backpressure_cycles")->frames[k][l];
+    }
+  for (const auto& s : v.series)
+    if (s.name == "ingress_wavelets") ingress = std::accumulate(s.values.begin(), s.values.end(), uint64_t(0));
+  EXPECT_EQ(hops, r["wavelet_hops"].get<uint64_t>());
+  EXPECT_EQ(backpressure, r["backpressure_cycles"].get<uint64_t>());
+  EXPECT_EQ(ingress + total("wavelets_out"), r["wavelets"].get<uint64_t>());
+  EXPECT_EQ(v.cycles, r["cycles"].get<uint64_t>());
+  uint32_t high = 0;
+  for (uint32_t t : v.tiles) high = std::max(high, v.pe_metric("sram_high_water_bytes")->frames.back()[t]);
+  EXPECT_EQ(high, r["sram_high_water_bytes"].get<uint32_t>());
+}
+
+// A PE whose start task charges 2500 fmac cycles at cycle 0, then 700 move cycles: the dump splits
+// the cycles at each boundary where they elapse, not where the task started.
+void long_task(PeContext& ctx) {
+  float* y = ctx.at<float>(0u);
+  ctx.fmac(y, y, 0.0f, 2500);
+  ctx.mov(y, y, 1400);  // 700 cycles at 2 per cycle
+}
+
+TEST(ActivityDump, TaskCyclesAreSplitExactlyAtIntervalBoundaries) {
+  Wafer wafer(test::spec(), {2, 1});
+  Program p;
+  p.name = "long";
+  p.start_task = p.local(long_task);
+  wafer.load({1, 0}, &p);
+  wafer.allocate({1, 0}, "y", 2500 * 4);
+  wafer.finalize(1);
+  {
+    ActivityRecorder rec(wafer, {"long", "fwd"}, 1000);
+    WaferRun r = wafer.run(100000, rec.hooks());
+    // The PE is free at 3200 and looks for work then: the run's length is 3201.
+    ASSERT_EQ(r.cycles, 3201u);
+    rec.write(temp_file("split.wsad"));
+    DumpView v = load_dump_view(temp_file("split.wsad"));
+    EXPECT_EQ(v.start_cycle, 0u);
+    ASSERT_EQ(v.interval_starts, (std::vector<uint64_t>{0, 1000, 2000, 3000}));
+    const uint32_t t = 1;
+    std::vector<uint32_t> fmac, move, wait, idle, sram;
+    for (size_t k = 0; k < 4; ++k) {
+      fmac.push_back(v.pe_metric("fmac_cycles")->frames[k][t]);
+      move.push_back(v.pe_metric("move_cycles")->frames[k][t]);
+      wait.push_back(v.pe_metric("stall_input_cycles")->frames[k][t]);
+      idle.push_back(v.pe_metric("idle_cycles")->frames[k][t]);
+      sram.push_back(v.pe_metric("sram_bytes")->frames[k][t]);
+    }
+    EXPECT_EQ(fmac, (std::vector<uint32_t>{1000, 1000, 500, 0}));
+    EXPECT_EQ(move, (std::vector<uint32_t>{0, 0, 500, 200}));
+    EXPECT_EQ(wait, (std::vector<uint32_t>{0, 0, 0, 1}));  // its last active interval
+    EXPECT_EQ(idle, (std::vector<uint32_t>{0, 0, 0, 0}));
+    EXPECT_EQ(sram, (std::vector<uint32_t>{10000, 10000, 10000, 10000}));
+    EXPECT_EQ(v.pe_metric("tasks")->frames[0][t], 1u);
+    // The tile without a program stores nothing.
+    EXPECT_EQ(v.tiles, std::vector<uint32_t>{1});
+  }
+}
+
+TEST(ActivityDump, SramOccupancyEqualsTheNamedAllocations) {
+  RecordedGemv g({7, 6}, 61, 45, 100, 1, "sram.wsad");
+  const DumpView& v = g.view;
+  std::map<std::string, const MetricGrid*> buffers;
+  for (const auto& b : v.sram_buffers) buffers[b.name] = &b;
+  EXPECT_EQ(buffers.size(), 4u);  // vars, A, y, psum
+  for (const Pe& pe : g.wafer.pes()) {
+    const uint32_t t = g.wafer.shape().id(pe.coord);
+    uint64_t named = 0;
+    for (const SramAllocation& a : pe.sram.allocations()) {
+      named += a.bytes;
+      const std::string& name = g.wafer.names().name(a.name);
+      ASSERT_TRUE(buffers.count(name)) << name;
+      EXPECT_EQ(buffers[name]->frames.at(0)[t], a.bytes) << name << " at " << to_string(pe.coord);
+    }
+    uint64_t in_buffers = 0;
+    for (const auto& [name, grid] : buffers) in_buffers += grid->frames[0][t];
+    EXPECT_EQ(in_buffers, named);
+    for (const auto& frame : v.pe_metric("sram_bytes")->frames) EXPECT_EQ(frame[t], named);
+    EXPECT_EQ(v.pe_metric("sram_high_water_bytes")->frames.back()[t], pe.sram.high_water());
+  }
+  // GEMV's A tile: rows x cols of the PE's block, 4 bytes each (8-byte aligned).
+  EXPECT_EQ(buffers["A"]->frames[0][0], ((61 / 6) * (45 / 7) * 4 + 7) / 8 * 8);
+}
+
+void expect_usage_error(const fs::path& p, const std::string& fragment) {
+  try {
+    load_dump_view(p);
+    ADD_FAILURE() << "no error for " << p;
+  } catch (const UsageError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find(p.string()), std::string::npos) << what;
+    EXPECT_NE(what.find(fragment), std::string::npos) << what;
+  }
+}
+
+TEST(ActivityDump, CorruptOrTruncatedFilesGiveAClearError) {
+  RecordedGemv g({5, 4}, 40, 30, 50, 1, "good.wsad");
+  const std::vector<uint8_t>& good = g.bytes;
+  auto write = [](const std::string& name, const std::vector<uint8_t>& b) {
+    fs::path p = temp_file(name);
+    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+    return p;
+  };
+  expect_usage_error(temp_file("does-not-exist.wsad"), "cannot open");
+  expect_usage_error(write("empty.wsad", {}), "not an activity dump");
+  expect_usage_error(write("text.wsad", {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', '\n'}), "not an activity dump");
+  for (size_t keep : {size_t(8), size_t(64), good.size() / 2, good.size() - 1})
+    expect_usage_error(write("cut.wsad", {good.begin(), good.begin() + long(keep)}), "corrupt or truncated");
+  // A root offset pointing past the end.
+  std::vector<uint8_t> bad = good;
+  bad[0] = 0xff, bad[1] = 0xff, bad[2] = 0xff, bad[3] = 0x7f;
+  expect_usage_error(write("root.wsad", bad), "corrupt");
+  // Flipping bytes anywhere never crashes: either the verifier, the column checks or nothing
+  // notices (a changed number), but the reader always returns or throws UsageError.
+  for (size_t i = 0; i < good.size(); i += 7) {
+    std::vector<uint8_t> flip = good;
+    flip[i] ^= 0x5a;
+    fs::path p = write("flip.wsad", flip);
+    try {
+      load_dump_view(p);
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(p.string()), std::string::npos);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace wse

@@ -1,0 +1,147 @@
+#include "tools/dump_view.hpp"
+
+#include <fstream>
+#include <iterator>
+
+#include "fabric/errors.hpp"
+#include "schemas/activity_dump_generated.h"
+
+namespace wse {
+
+namespace {
+
+struct Reader {
+  std::string file;
+
+  [[noreturn]] void fail(const std::string& why) const {
+    throw UsageError("activity dump " + file + ": " + why);
+  }
+
+  // Decodes a column of `expect` varints; anything else is a corrupt dump.
+  template <class Out>
+  void column(const fb::Column* c, size_t expect, const char* what, Out&& out) const {
+    if (!c || !c->varints()) fail(std::string("missing column in ") + what);
+    if (c->count() != expect)
+      fail(std::string(what) + ": a column holds " + std::to_string(c->count()) + " values, expected " +
+           std::to_string(expect));
+    const uint8_t* p = c->varints()->data();
+    const uint8_t* end = p + c->varints()->size();
+    for (size_t i = 0; i < expect; ++i) {
+      uint64_t v = 0;
+      for (int shift = 0;; shift += 7) {
+        if (p == end || shift > 63) fail(std::string(what) + ": truncated or malformed varint column");
+        const uint8_t b = *p++;
+        v |= uint64_t(b & 0x7f) << shift;
+        if (!(b & 0x80)) break;
+      }
+      out(i, v);
+    }
+    if (p != end) fail(std::string(what) + ": trailing bytes in a varint column");
+  }
+
+  static uint32_t u32(uint64_t v) { return v > UINT32_MAX ? UINT32_MAX : uint32_t(v); }
+};
+
+std::string str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+}  // namespace
+
+DumpView load_dump_view(const std::filesystem::path& path) {
+  Reader rd{path.string()};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) rd.fail("cannot open the file");
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() < 8 || !fb::ActivityDumpBufferHasIdentifier(bytes.data()))
+    rd.fail("not an activity dump (no WSAD identifier; empty, truncated or another file type)");
+  flatbuffers::Verifier verifier(bytes.data(), bytes.size(), 64, 100'000'000);
+  if (!fb::VerifyActivityDumpBuffer(verifier)) rd.fail("corrupt or truncated (FlatBuffers verification failed)");
+  const fb::ActivityDump* d = fb::GetActivityDump(bytes.data());
+  if (d->format_version() != 1)
+    rd.fail("format version " + std::to_string(d->format_version()) + " is not supported (expected 1)");
+
+  DumpView v;
+  v.width = d->width(), v.height = d->height();
+  v.machine = str(d->machine()), v.layer = str(d->layer()), v.pass = str(d->pass());
+  v.interval_cycles = d->interval_cycles(), v.cycles = d->cycles(), v.start_cycle = d->start_cycle();
+  if (!d->interval_starts()) rd.fail("missing interval_starts");
+  v.interval_starts.assign(d->interval_starts()->begin(), d->interval_starts()->end());
+  const size_t n = v.interval_starts.size();
+  for (size_t k = 0; k < n; ++k)
+    if (v.interval_starts[k] > (k + 1 < n ? v.interval_starts[k + 1] : v.cycles)) rd.fail("interval starts out of order");
+  if (v.width == 0 || v.height == 0 || v.width > (1u << 16) || v.height > (1u << 16))
+    rd.fail("mesh " + std::to_string(v.width) + "x" + std::to_string(v.height) + " is out of range");
+  const uint64_t grid = uint64_t(v.width) * v.height;
+
+  // Stored tiles: ascending ids, delta-encoded.
+  uint64_t tile = 0;
+  const size_t ntiles = d->tiles() ? d->tiles()->count() : 0;
+  if (ntiles > grid) rd.fail("more stored tiles than the mesh has");
+  v.tiles.resize(ntiles);
+  rd.column(d->tiles(), ntiles, "tiles", [&](size_t i, uint64_t delta) {
+    tile += delta;
+    if (tile >= grid || (i > 0 && delta == 0)) rd.fail("tile ids out of range or not ascending");
+    v.tiles[i] = uint32_t(tile);
+  });
+
+  auto metric_frames = [&](const fb::Metric* m, size_t expect_frames, size_t count, const char* what,
+                           auto&& store) {
+    if (!m || !m->frames()) rd.fail(std::string("missing frames in ") + what);
+    if (m->frames()->size() != expect_frames)
+      rd.fail(std::string(what) + " '" + str(m->name()) + "' has " + std::to_string(m->frames()->size()) +
+              " frames, expected " + std::to_string(expect_frames));
+    for (size_t k = 0; k < expect_frames; ++k) rd.column(m->frames()->Get(uint32_t(k)), count, what, [&](size_t i, uint64_t x) {
+      store(k, i, x);
+    });
+  };
+  auto pe_grids = [&](const flatbuffers::Vector<flatbuffers::Offset<fb::Metric>>* ms, size_t frames,
+                      std::vector<MetricGrid>& out, const char* what) {
+    if (!ms) return;
+    for (const fb::Metric* m : *ms) {
+      MetricGrid g{str(m->name()), str(m->unit()),
+                   std::vector<std::vector<uint32_t>>(frames, std::vector<uint32_t>(grid, 0))};
+      metric_frames(m, frames, ntiles, what, [&](size_t k, size_t i, uint64_t x) { g.frames[k][v.tiles[i]] = Reader::u32(x); });
+      out.push_back(std::move(g));
+    }
+  };
+  auto flat = [&](const flatbuffers::Vector<flatbuffers::Offset<fb::Metric>>* ms, size_t count,
+                  std::vector<MetricGrid>& out, const char* what) {
+    if (!ms) return;
+    for (const fb::Metric* m : *ms) {
+      MetricGrid g{str(m->name()), str(m->unit()), std::vector<std::vector<uint32_t>>(n, std::vector<uint32_t>(count))};
+      metric_frames(m, n, count, what, [&](size_t k, size_t i, uint64_t x) { g.frames[k][i] = Reader::u32(x); });
+      out.push_back(std::move(g));
+    }
+  };
+
+  pe_grids(d->pe_metrics(), n, v.pe_metrics, "PE metric");
+  // Derived: busy = receive + fmac + move + send.
+  const MetricGrid *r = v.pe_metric("receive_cycles"), *f = v.pe_metric("fmac_cycles"), *mv = v.pe_metric("move_cycles"),
+                   *s = v.pe_metric("send_cycles");
+  if (r && f && mv && s) {
+    MetricGrid busy{"busy_cycles", "cycles", r->frames};
+    for (size_t k = 0; k < n; ++k)
+      for (uint32_t t : v.tiles) busy.frames[k][t] += f->frames[k][t] + mv->frames[k][t] + s->frames[k][t];
+    v.pe_metrics.push_back(std::move(busy));
+  }
+
+  if (d->links()) {
+    for (const fb::LinkRef* l : *d->links()) {
+      if (l->src() >= grid || l->dir() > 4 || l->kind() > 3) rd.fail("a link names a tile or port that does not exist");
+      v.links.push_back({l->src() % v.width, l->src() / v.width, l->dir(), l->kind()});
+    }
+  }
+  flat(d->link_metrics(), v.links.size(), v.link_metrics, "link metric");
+  v.colours = d->colours();
+  if (v.colours > 64) rd.fail("more than 64 colours");
+  flat(d->colour_metrics(), v.colours, v.colour_metrics, "colour metric");
+  if (d->series()) {
+    for (const fb::Series* s : *d->series()) {
+      if (!s->values() || s->values()->size() != n) rd.fail("series '" + str(s->name()) + "' does not have one value per interval");
+      v.series.push_back({str(s->name()), str(s->unit()), {s->values()->begin(), s->values()->end()}});
+    }
+  }
+  pe_grids(d->sram_buffers(), 1, v.sram_buffers, "SRAM buffer");
+  return v;
+}
+
+}  // namespace wse

@@ -1,0 +1,341 @@
+#include "wafer/activity_recorder.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+
+#include "fabric/errors.hpp"
+#include "schemas/activity_dump_generated.h"
+
+namespace wse {
+
+namespace {
+
+// PE metrics, in the order they are stored. stall_input and idle are derived when the run ends.
+enum PeMetric : size_t {
+  kReceive, kFmac, kMove, kSend, kStallBackpressure, kStallInput, kIdle, kTasks, kWaveletsIn, kWaveletsOut, kMacs,
+  kSramBytes, kSramHighWater, kInputOccupancy, kPeMetrics
+};
+struct MetricName {
+  const char* name;
+  const char* unit;
+};
+constexpr MetricName kPeNames[kPeMetrics] = {
+    {"receive_cycles", "cycles"},  {"fmac_cycles", "cycles"},   {"move_cycles", "cycles"},
+    {"send_cycles", "cycles"},     {"stall_backpressure_cycles", "cycles"},
+    {"stall_input_cycles", "cycles"}, {"idle_cycles", "cycles"}, {"tasks", "tasks"},
+    {"wavelets_in", "wavelets"},   {"wavelets_out", "wavelets"}, {"macs", "macs"},
+    {"sram_bytes", "bytes"},       {"sram_high_water_bytes", "bytes"}, {"input_queue_occupancy", "wavelets"}};
+enum LinkMetric : size_t { kLinkWavelets, kLinkBackpressure, kLinkMetrics };
+constexpr MetricName kLinkNames[kLinkMetrics] = {{"wavelets", "wavelets"}, {"backpressure_cycles", "cycles"}};
+
+void put_varint(std::vector<uint8_t>& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(uint8_t(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(uint8_t(v));
+}
+
+uint64_t get_varint(const std::vector<uint8_t>& in, size_t& pos) {
+  uint64_t v = 0;
+  for (int shift = 0;; shift += 7) {
+    uint8_t b = in[pos++];
+    v |= uint64_t(b & 0x7f) << shift;
+    if (!(b & 0x80)) return v;
+  }
+}
+
+// Cycles of task `t` that elapse at or after `b`, by class (they elapse receive, fmac, move).
+struct Future {
+  uint64_t receive = 0, fmac = 0, move = 0;
+};
+Future future_part(const TaskCost& t, Cycle b) {
+  uint64_t done = b > t.start ? b - t.start : 0;
+  auto take = [&](uint32_t n) {
+    uint64_t d = std::min<uint64_t>(n, done);
+    done -= d;
+    return n - d;
+  };
+  Future f;
+  f.receive = take(t.receive);
+  f.fmac = take(t.fmac);
+  f.move = take(t.move);
+  return f;
+}
+
+}  // namespace
+
+ActivityRecorder::ActivityRecorder(Wafer& wafer, ActivityMeta meta, Cycle interval)
+    : wafer_(wafer), meta_(std::move(meta)), interval_(interval) {
+  if (interval_ == 0) throw UsageError("activity dump: the interval must be at least 1 cycle");
+  const auto& pes = wafer_.pes();
+  for (TileId t = 0; t < pes.size(); ++t)
+    if (pes[t].program || wafer_.mesh().router(t)) tiles_.push_back(t);
+  tile_prev_.resize(tiles_.size());
+  last_active_.assign(tiles_.size(), 0);
+  link_prev_.resize(wafer_.mesh().links().size());
+  colour_prev_.resize(wafer_.spec().colours);
+  pe_cols_.resize(kPeMetrics);
+  link_cols_.resize(kLinkMetrics);
+  colour_cols_.resize(kLinkMetrics);
+  // The wafer's clock and counters carry on from earlier runs (earlier layers): start from them.
+  start_ = last_boundary_ = wafer_.clock();
+  for (size_t i = 0; i < tiles_.size(); ++i) tile_prev_[i] = tile_counters(pes[tiles_[i]], start_);
+  const auto& links = wafer_.mesh().links();
+  for (size_t i = 0; i < links.size(); ++i) link_prev_[i] = {links[i].counters.wavelets, links[i].counters.backpressure_cycles};
+  colour_prev_ = colour_counters();
+  ingress_prev_ = ingress_sent();
+  egress_prev_ = egress_arrived(start_);
+  for (const IngressPort& p : wafer_.mesh().ingress_ports())
+    if (!p.drained()) ingress_first_ready_.push_back(p.next_ready());
+}
+
+ActivityRecorder::TilePrev ActivityRecorder::tile_counters(const Pe& pe, Cycle b) {
+  const PeCounters& c = pe.counters;
+  const Future f = future_part(pe.last_task(), b);
+  return {c.receive_cycles - f.receive, c.fmac_cycles - f.fmac, c.move_cycles - f.move, c.send_cycles,
+          c.stall_send_cycles, c.tasks, c.wavelets_in, c.wavelets_out, c.macs};
+}
+
+std::vector<ActivityRecorder::LinkPrev> ActivityRecorder::colour_counters() const {
+  std::vector<LinkPrev> colours(wafer_.spec().colours);
+  for (TileId t : tiles_)
+    if (const Router* r = wafer_.mesh().router(t))
+      for (const Lane& lane : r->lanes)
+        if (lane.colour < colours.size())
+          colours[lane.colour].wavelets += lane.counters.wavelets,
+              colours[lane.colour].backpressure += lane.counters.backpressure_cycles;
+  return colours;
+}
+
+uint64_t ActivityRecorder::ingress_sent() const {
+  uint64_t in = 0;
+  for (const IngressPort& p : wafer_.mesh().ingress_ports()) in += p.sent();
+  return in;
+}
+
+uint64_t ActivityRecorder::egress_arrived(Cycle before) const {
+  uint64_t out = 0;
+  for (const EgressPort& p : wafer_.mesh().egress_ports()) {
+    const auto& r = p.received();  // arrival cycles ascend per port
+    out += uint64_t(std::partition_point(r.begin(), r.end(), [&](const EgressArrival& a) { return a.cycle < before; }) -
+                    r.begin());
+  }
+  return out;
+}
+
+ActivityRecorder::~ActivityRecorder() {
+  for (const TracedPe& t : traced_) wafer_.pe(t.coord).task_log = nullptr;
+}
+
+void ActivityRecorder::trace_tasks(TileRect rect) {
+  const MeshShape s = wafer_.shape();
+  rect.x1 = std::min(rect.x1, s.width), rect.y1 = std::min(rect.y1, s.height);
+  for (const TracedPe& t : traced_) wafer_.pe(t.coord).task_log = nullptr;
+  traced_.clear();
+  if (rect.empty()) return;
+  traced_.reserve(size_t(rect.x1 - rect.x0) * (rect.y1 - rect.y0));  // stable addresses for task_log
+  for (uint32_t y = rect.y0; y < rect.y1; ++y)
+    for (uint32_t x = rect.x0; x < rect.x1; ++x) traced_.push_back({{x, y}, {}, false});
+  for (TracedPe& t : traced_) wafer_.pe(t.coord).task_log = &t.tasks;
+}
+
+RunHooks ActivityRecorder::hooks(ProgressFn progress) {
+  RunHooks h;
+  h.progress = std::move(progress);
+  h.sample_interval = interval_;
+  h.sample = [this](Cycle b) { sample(b); };
+  return h;
+}
+
+void ActivityRecorder::sample(Cycle boundary) {
+  if (finished_) throw std::logic_error("ActivityRecorder::sample after dump()");
+  if (boundary <= last_boundary_ && !starts_.empty()) return;
+  const size_t k = starts_.size();
+  starts_.push_back(last_boundary_ - start_);
+  for (auto* cols : {&pe_cols_, &link_cols_, &colour_cols_})
+    for (auto& c : *cols) c.emplace_back();
+
+  const auto& pes = wafer_.pes();
+  for (size_t i = 0; i < tiles_.size(); ++i) {
+    const Pe& pe = pes[tiles_[i]];
+    const TilePrev now = tile_counters(pe, boundary);
+    TilePrev& p = tile_prev_[i];
+    const uint64_t d[] = {now.receive - p.receive, now.fmac - p.fmac, now.move - p.move, now.send - p.send,
+                          now.stall - p.stall};
+    for (size_t m = 0; m < 5; ++m) put_varint(pe_cols_[m][k], d[m]);
+    put_varint(pe_cols_[kTasks][k], now.tasks - p.tasks);
+    put_varint(pe_cols_[kWaveletsIn][k], now.in - p.in);
+    put_varint(pe_cols_[kWaveletsOut][k], now.out - p.out);
+    put_varint(pe_cols_[kMacs][k], now.macs - p.macs);
+    put_varint(pe_cols_[kSramBytes][k], pe.sram.bytes_in_use());
+    put_varint(pe_cols_[kSramHighWater][k], pe.sram.high_water());
+    put_varint(pe_cols_[kInputOccupancy][k], pe.input_occupancy());
+    if (d[0] | d[1] | d[2] | d[3] | d[4] | (now.in - p.in)) last_active_[i] = uint32_t(k + 1);
+    p = now;
+  }
+
+  const auto& links = wafer_.mesh().links();
+  for (size_t i = 0; i < links.size(); ++i) {
+    const LinkCounters& c = links[i].counters;
+    LinkPrev& p = link_prev_[i];
+    put_varint(link_cols_[kLinkWavelets][k], c.wavelets - p.wavelets);
+    put_varint(link_cols_[kLinkBackpressure][k], c.backpressure_cycles - p.backpressure);
+    p = {c.wavelets, c.backpressure_cycles};
+  }
+
+  std::vector<LinkPrev> colours = colour_counters();
+  for (size_t c = 0; c < colours.size(); ++c) {
+    put_varint(colour_cols_[kLinkWavelets][k], colours[c].wavelets - colour_prev_[c].wavelets);
+    put_varint(colour_cols_[kLinkBackpressure][k], colours[c].backpressure - colour_prev_[c].backpressure);
+  }
+  colour_prev_ = std::move(colours);
+
+  const uint64_t in = ingress_sent(), out = egress_arrived(boundary);
+  ingress_series_.push_back(in - std::min(in, ingress_prev_));
+  egress_series_.push_back(out - std::min(out, egress_prev_));
+  ingress_prev_ = in, egress_prev_ = out;
+  last_boundary_ = boundary;
+}
+
+void ActivityRecorder::finish() {
+  finished_ = true;
+  for (TracedPe& t : traced_) {
+    wafer_.pe(t.coord).task_log = nullptr;
+    if (t.tasks.size() > kMaxTasksPerPe) t.tasks.resize(kMaxTasksPerPe), t.truncated = true;
+  }
+  const size_t n = starts_.size();
+  const auto& pes = wafer_.pes();
+  // Waiting for input: cycles of a PE with a program that are neither busy nor stalled, up to
+  // its last interval with any activity; after that (or without a program) the PE is idle.
+  pe_cols_[kStallInput].assign(n, {});
+  pe_cols_[kIdle].assign(n, {});
+  for (size_t k = 0; k < n; ++k) {
+    const Cycle len = (k + 1 < n ? starts_[k + 1] : last_boundary_ - start_) - starts_[k];
+    size_t pos[5] = {};
+    for (size_t i = 0; i < tiles_.size(); ++i) {
+      uint64_t used = 0;
+      for (size_t m = 0; m < 5; ++m) used += get_varint(pe_cols_[m][k], pos[m]);
+      const uint64_t rest = len - std::min<uint64_t>(len, used);
+      const bool waiting = pes[tiles_[i]].program && k < last_active_[i];
+      put_varint(pe_cols_[kStallInput][k], waiting ? rest : 0);
+      put_varint(pe_cols_[kIdle][k], waiting ? 0 : rest);
+    }
+  }
+
+  flatbuffers::FlatBufferBuilder fbb(1 << 16);
+  auto column = [&](const std::vector<uint8_t>& bytes, size_t count) {
+    return fb::CreateColumn(fbb, uint32_t(count), fbb.CreateVector(bytes));
+  };
+  auto metrics = [&](const std::vector<std::vector<std::vector<uint8_t>>>& cols, const MetricName* names,
+                     size_t count) {
+    std::vector<flatbuffers::Offset<fb::Metric>> out;
+    for (size_t m = 0; m < cols.size(); ++m) {
+      std::vector<flatbuffers::Offset<fb::Column>> frames;
+      for (const auto& f : cols[m]) frames.push_back(column(f, count));
+      out.push_back(fb::CreateMetric(fbb, fbb.CreateString(names[m].name), fbb.CreateString(names[m].unit),
+                                     fbb.CreateVector(frames)));
+    }
+    return fbb.CreateVector(out);
+  };
+
+  std::vector<uint8_t> tile_bytes;
+  TileId prev = 0;
+  for (TileId t : tiles_) put_varint(tile_bytes, t - prev), prev = t;
+  auto tiles = column(tile_bytes, tiles_.size());
+  auto pe_metrics = metrics(pe_cols_, kPeNames, tiles_.size());
+  std::vector<fb::LinkRef> link_refs;
+  for (const Link& l : wafer_.mesh().links()) link_refs.emplace_back(l.src, uint8_t(l.dir), uint8_t(l.kind));
+  auto links = fbb.CreateVectorOfStructs(link_refs);
+  auto link_metrics = metrics(link_cols_, kLinkNames, link_refs.size());
+  auto colour_metrics = metrics(colour_cols_, kLinkNames, colour_prev_.size());
+  std::vector<flatbuffers::Offset<fb::Series>> series = {
+      fb::CreateSeries(fbb, fbb.CreateString("ingress_wavelets"), fbb.CreateString("wavelets"),
+                       fbb.CreateVector(ingress_series_)),
+      fb::CreateSeries(fbb, fbb.CreateString("egress_wavelets"), fbb.CreateString("wavelets"),
+                       fbb.CreateVector(egress_series_))};
+  auto series_vec = fbb.CreateVector(series);
+
+  // Named SRAM buffers at the end of the run, one column per name, in name-id order.
+  std::map<uint16_t, bool> name_ids;
+  for (TileId t : tiles_)
+    for (const SramAllocation& a : pes[t].sram.allocations()) name_ids[a.name] = true;
+  std::vector<flatbuffers::Offset<fb::Metric>> buffers;
+  for (const auto& [id, _] : name_ids) {
+    std::vector<uint8_t> bytes;
+    for (TileId t : tiles_) {
+      const SramAllocation* a = pes[t].sram.find(id);
+      put_varint(bytes, a ? a->bytes : 0);
+    }
+    std::vector<flatbuffers::Offset<fb::Column>> frames = {column(bytes, tiles_.size())};
+    buffers.push_back(fb::CreateMetric(fbb, fbb.CreateString(wafer_.names().name(id)), fbb.CreateString("bytes"),
+                                       fbb.CreateVector(frames)));
+  }
+  auto buffers_vec = fbb.CreateVector(buffers);
+  auto machine = fbb.CreateString(wafer_.spec().name);
+  auto layer = fbb.CreateString(meta_.layer);
+  auto pass = fbb.CreateString(meta_.pass);
+  auto starts = fbb.CreateVector(starts_);
+
+  fb::ActivityDumpBuilder b(fbb);
+  b.add_format_version(kFormatVersion);
+  b.add_machine(machine);
+  b.add_width(wafer_.shape().width);
+  b.add_height(wafer_.shape().height);
+  b.add_layer(layer);
+  b.add_pass(pass);
+  b.add_interval_cycles(interval_);
+  b.add_start_cycle(start_);
+  b.add_cycles(last_boundary_ - start_);
+  b.add_interval_starts(starts);
+  b.add_tiles(tiles);
+  b.add_pe_metrics(pe_metrics);
+  b.add_links(links);
+  b.add_link_metrics(link_metrics);
+  b.add_colours(uint32_t(colour_prev_.size()));
+  b.add_colour_metrics(colour_metrics);
+  b.add_series(series_vec);
+  b.add_sram_buffers(buffers_vec);
+  fb::FinishActivityDumpBuffer(fbb, b.Finish());
+  dump_.assign(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  pe_cols_.clear(), link_cols_.clear(), colour_cols_.clear();
+}
+
+const std::vector<uint8_t>& ActivityRecorder::dump() {
+  if (!finished_) finish();
+  return dump_;
+}
+
+void ActivityRecorder::write(const std::filesystem::path& file) {
+  const auto& bytes = dump();
+  std::ofstream out(file, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  if (!out) throw UsageError("cannot write activity dump " + file.string());
+}
+
+std::vector<StreamPhase> ActivityRecorder::stream_phases() const {
+  std::vector<StreamPhase> phases;
+  if (!ingress_first_ready_.empty()) {
+    const Cycle first = *std::min_element(ingress_first_ready_.begin(), ingress_first_ready_.end());
+    StreamPhase p{"ingress stream", "MemoryX", first > start_ ? first - start_ : 0, 0, 0};
+    for (size_t k = 0; k < ingress_series_.size(); ++k) {
+      p.wavelets += ingress_series_[k];
+      if (ingress_series_[k]) p.end = k + 1 < starts_.size() ? starts_[k + 1] : last_boundary_ - start_;
+    }
+    if (p.end > p.start) phases.push_back(p);
+  }
+  StreamPhase e{"egress stream", "host", kNever, 0, 0};
+  for (const EgressPort& port : wafer_.mesh().egress_ports()) {
+    for (const EgressArrival& a : port.received()) {
+      if (a.cycle < start_ || a.cycle >= last_boundary_) continue;
+      e.start = std::min(e.start, a.cycle - start_);
+      e.end = std::max(e.end, a.cycle + 1 - start_);
+      ++e.wavelets;
+    }
+  }
+  if (e.wavelets) phases.push_back(e);
+  return phases;
+}
+
+}  // namespace wse
