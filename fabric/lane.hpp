@@ -28,13 +28,18 @@ struct Lane {
 
   bool empty() const { return count == 0; }
   uint32_t front() const { return slots[head]; }
-  void push(uint32_t payload) {
+  // Both return true when a new head wavelet appears (it wants every tx target).
+  bool push(uint32_t payload) {
     slots[(head + count) % kSlots] = payload;
-    if (count++ == 0) pending = tx;
+    if (count++) return false;
+    pending = tx;
+    return true;
   }
-  void pop() {
+  bool pop() {
     head = uint8_t((head + 1) % kSlots);
-    if (--count) pending = tx;
+    if (!--count) return false;
+    pending = tx;
+    return true;
   }
 };
 

@@ -19,7 +19,7 @@ void Router::ingest(TileId self, Cycle now, Scheduler& s) {
     if (Link* l = in[size_t(d)]) {
       while (const Flit* f = l->flits.front()) {
         if (f->arrival > now) break;
-        lanes[size_t(lane_of[f->colour])].push(f->payload);
+        push(size_t(lane_of[f->colour]), f->payload);
         l->flits.pop();
       }
     }
@@ -35,9 +35,9 @@ void Router::ingest(TileId self, Cycle now, Scheduler& s) {
     IngressPort* p = ingress[size_t(d)];
     if (!p || p->drained()) continue;
     if (p->next_ready() <= now) {
-      Lane& lane = lanes[size_t(lane_of[p->peek().colour])];
-      if (lane.count == lane.cap) continue;  // forward() wakes us when the lane pops
-      lane.push(p->peek().payload);
+      const auto i = size_t(lane_of[p->peek().colour]);
+      if (lanes[i].count == lanes[i].cap) continue;  // forward() wakes us when the lane pops
+      push(i, p->peek().payload);
       p->pop(now);
     }
     if (!p->drained()) s.schedule(self, std::max(p->next_ready(), now + 1));
@@ -45,50 +45,54 @@ void Router::ingest(TileId self, Cycle now, Scheduler& s) {
 }
 
 void Router::forward(TileId self, Cycle now, Scheduler& s) {
-  const size_t n = lanes.size();
-  uint32_t waited = 0;  // lanes whose head found no credit this cycle
+  uint32_t waited = 0;    // lanes whose head found no credit on some output this cycle
+  uint32_t finished = 0;  // lanes whose head has reached every tx target
   for (int d = 0; d < kDirs; ++d) {
+    const uint32_t cand = want_[size_t(d)];
+    if (!cand) continue;
     Link* link = out[size_t(d)];
-    if (!link) continue;
-    const uint8_t want = bit(Dir(d));
-    Lane* chosen = nullptr;
-    size_t chosen_i = 0;
+    // Round-robin: lanes after the one granted last, then the rest.
+    const uint32_t after = cand & ~((2u << rr[size_t(d)]) - 1u);
+    int chosen = -1;
     bool blocked = false;
-    for (size_t k = 1; k <= n; ++k) {
-      size_t i = (rr[size_t(d)] + k) % n;
-      Lane& lane = lanes[i];
-      if (!lane.count || !(lane.pending & want)) continue;
-      bool credit = link->egress ? link->egress->can_accept(now) : lane.credits[d] > 0;
-      if (!credit) {
-        blocked = true;
-        waited |= 1u << i;
-        continue;
+    for (uint32_t part : {after, cand & ~after}) {
+      for (uint32_t m = part; m; m &= m - 1) {
+        const int i = std::countr_zero(m);
+        if (!can_send(lanes[size_t(i)], d, now)) {
+          blocked = true;
+          waited |= 1u << i;
+        } else if (chosen < 0) {
+          chosen = i;
+        }
       }
-      if (!chosen) chosen = &lane, chosen_i = i;
     }
-    if (!chosen) {
+    if (chosen < 0) {
       if (blocked) ++link->counters.backpressure_cycles;
       continue;
     }
-    rr[size_t(d)] = uint8_t(chosen_i);
+    Lane& lane = lanes[size_t(chosen)];
+    rr[size_t(d)] = uint8_t(chosen);
     const Cycle arrival = now + link->latency;
     if (link->egress) {
-      link->egress->accept(arrival, {chosen->front(), chosen->colour});
+      link->egress->accept(arrival, {lane.front(), lane.colour});
     } else {
-      link->flits.push({arrival, chosen->front(), chosen->colour});
-      --chosen->credits[d];
+      link->flits.push({arrival, lane.front(), lane.colour});
+      --lane.credits[d];
       s.schedule(link->dst, arrival);
     }
     ++link->counters.wavelets;
     ++link->counters.busy_cycles;
-    chosen->pending &= uint8_t(~want);
+    want_[size_t(d)] &= ~(1u << chosen);
+    lane.pending &= uint8_t(~bit(Dir(d)));
+    if (!lane.pending) finished |= 1u << chosen;
   }
   for (uint32_t m = waited; m; m &= m - 1) ++lanes[size_t(std::countr_zero(m))].counters.backpressure_cycles;
 
   // Pop finished heads and return their credits upstream (or let an edge ingress port refill).
-  for (Lane& lane : lanes) {
-    if (!lane.count || lane.pending) continue;
-    lane.pop();
+  for (uint32_t m = finished; m; m &= m - 1) {
+    const auto i = size_t(std::countr_zero(m));
+    Lane& lane = lanes[i];
+    if (lane.pop()) add_head(i);
     ++lane.counters.wavelets;
     if (Link* up = in[size_t(lane.rx)]) {
       up->credits.push({now + 1, lane.colour});
@@ -104,22 +108,20 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
   blocked_links_ = 0;
   bool movable = false;
   Cycle egress_slot = kNever;
-  for (size_t i = 0; i < n; ++i) {
-    const Lane& lane = lanes[i];
-    if (!lane.count) continue;
-    for (uint32_t m = lane.pending; m; m &= m - 1) {
-      const int d = std::countr_zero(m);
+  for (int d = 0; d < kDirs && !movable; ++d) {
+    for (uint32_t m = want_[size_t(d)]; m; m &= m - 1) {
+      const int i = std::countr_zero(m);
       const Link* link = out[size_t(d)];
       if (link->egress) {
-        Cycle slot = link->egress->next_slot();
+        const Cycle slot = link->egress->next_slot();
         if (slot <= now + 1) {
           movable = true;
-          continue;
+          break;
         }
         egress_slot = std::min(egress_slot, slot);
-      } else if (lane.credits[d] > 0) {
+      } else if (lanes[size_t(i)].credits[d] > 0) {
         movable = true;
-        continue;
+        break;
       }
       blocked_lanes_ |= 1u << i;
       blocked_links_ |= uint8_t(1u << d);

@@ -3,6 +3,7 @@
 // per-output round-robin arbiter. Stepped in two halves each cycle: ingest() takes in what has
 // arrived by now, forward() moves at most one wavelet onto each output link.
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -40,12 +41,28 @@ class Router {
     catch_up(end);
     if (last_step_ != kNever && last_step_ + 1 < end) last_step_ = end - 1;  // counted up to end
   }
-  void reset_step_state() { last_step_ = kNever, blocked_lanes_ = 0, blocked_links_ = 0; }
+  void reset_step_state() {
+    last_step_ = kNever, blocked_lanes_ = 0, blocked_links_ = 0;
+    want_.fill(0);
+  }
 
  private:
   // Cycles between the last step and `now` were slept through with the blocked state of the last
   // step unchanged (any credit or wavelet would have woken the router): count them.
   void catch_up(Cycle now);
+  // A lane's new head wants each of its tx targets.
+  void add_head(size_t i) {
+    for (uint32_t m = lanes[i].tx; m; m &= m - 1) want_[size_t(std::countr_zero(m))] |= 1u << i;
+  }
+  void push(size_t i, uint32_t payload) {
+    if (lanes[i].push(payload)) add_head(i);
+  }
+  bool can_send(const Lane& lane, int d, Cycle now) const {
+    const Link* link = out[size_t(d)];
+    return link->egress ? link->egress->can_accept(now) : lane.credits[d] > 0;
+  }
+
+  std::array<uint32_t, kDirs> want_{};  // per output: lanes whose head still has to go there
 
   Cycle last_step_ = kNever;
   uint32_t blocked_lanes_ = 0;  // lanes whose head waited for a credit after the last step

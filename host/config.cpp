@@ -65,6 +65,94 @@ YAML::Node load_yaml(const std::filesystem::path& path, const std::string& what)
   }
 }
 
+uint64_t count(const YAML::Node& n, const std::string& where, const std::string& field, uint64_t max) {
+  double v = scalar<double>(n, where, field, "a non-negative integer");
+  if (!(v >= 0) || v != double(uint64_t(v)) || v > double(max))
+    throw ConfigError(where + ": field '" + field + "': expected an integer in [0, " + std::to_string(max) + "], got " + describe(n));
+  return uint64_t(v);
+}
+
+float number(const YAML::Node& n, const std::string& where, const std::string& field, double lo, double hi) {
+  double v = scalar<double>(n, where, field, "a number");
+  if (!(v >= lo && v <= hi))
+    throw ConfigError(where + ": field '" + field + "': expected a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + describe(n));
+  return float(v);
+}
+
+void load_train_fields(TrainConfig& t, const YAML::Node& root, const std::string& where) {
+  if (YAML::Node m = root["model"]) {
+    check_keys(m, where, "model", {"layers"});
+    if (YAML::Node layers = m["layers"]) {
+      if (!layers.IsSequence() || layers.size() < 2)
+        throw ConfigError(where + ": field 'model.layers': expected a list of at least two feature sizes, e.g. [784, 256, 256, 10]");
+      t.layers.clear();
+      for (size_t i = 0; i < layers.size(); ++i)
+        t.layers.push_back(uint32_t(positive(layers[i], where, "model.layers[" + std::to_string(i) + "]", 1u << 20)));
+    }
+  }
+  if (t.layers.front() != 784 || t.layers.back() != 10)
+    throw ConfigError(where + ": field 'model.layers': Fashion-MNIST needs 784 inputs and 10 outputs, got " +
+                      std::to_string(t.layers.front()) + " and " + std::to_string(t.layers.back()));
+  if (YAML::Node d = root["data"]) {
+    check_keys(d, where, "data", {"dir", "train_samples", "eval_samples"});
+    if (d["dir"]) t.data_dir = scalar<std::string>(d["dir"], where, "data.dir", "a directory");
+    if (d["train_samples"]) t.train_samples = uint32_t(count(d["train_samples"], where, "data.train_samples", 1u << 30));
+    if (d["eval_samples"]) t.eval_samples = uint32_t(count(d["eval_samples"], where, "data.eval_samples", 1u << 30));
+  }
+  if (YAML::Node tr = root["training"]) {
+    check_keys(tr, where, "training",
+               {"batch_size", "num_csx", "epochs", "max_steps", "log_every", "checkpoint_every", "checkpoint_dir", "resume_from"});
+    if (tr["batch_size"]) t.batch_size = uint32_t(positive(tr["batch_size"], where, "training.batch_size", 1u << 20));
+    if (tr["num_csx"]) t.num_csx = uint32_t(positive(tr["num_csx"], where, "training.num_csx", 64));
+    if (tr["epochs"]) t.epochs = uint32_t(positive(tr["epochs"], where, "training.epochs", 1000));
+    if (tr["max_steps"]) t.max_steps = uint32_t(count(tr["max_steps"], where, "training.max_steps", 1u << 30));
+    if (tr["log_every"]) t.log_every = uint32_t(positive(tr["log_every"], where, "training.log_every", 1u << 30));
+    if (tr["checkpoint_every"]) t.checkpoint_every = uint32_t(count(tr["checkpoint_every"], where, "training.checkpoint_every", 1u << 30));
+    if (tr["checkpoint_dir"]) t.checkpoint_dir = scalar<std::string>(tr["checkpoint_dir"], where, "training.checkpoint_dir", "a directory");
+    if (tr["resume_from"]) t.resume_from = scalar<std::string>(tr["resume_from"], where, "training.resume_from", "a checkpoint file");
+  }
+  if (YAML::Node o = root["optimizer"]) {
+    check_keys(o, where, "optimizer", {"kind", "lr", "momentum", "beta1", "beta2", "eps", "weight_decay"});
+    OptimizerConfig& oc = t.memoryx.optimizer;
+    if (o["kind"]) oc.kind = scalar<std::string>(o["kind"], where, "optimizer.kind", "sgd or adam");
+    if (oc.kind != "sgd" && oc.kind != "adam")
+      throw ConfigError(where + ": field 'optimizer.kind': unknown optimizer '" + oc.kind + "' (known: sgd, adam)");
+    if (o["lr"]) oc.lr = number(o["lr"], where, "optimizer.lr", 0, 100);
+    if (o["momentum"]) oc.momentum = number(o["momentum"], where, "optimizer.momentum", 0, 1);
+    if (o["beta1"]) oc.beta1 = number(o["beta1"], where, "optimizer.beta1", 0, 1);
+    if (o["beta2"]) oc.beta2 = number(o["beta2"], where, "optimizer.beta2", 0, 1);
+    if (o["eps"]) oc.eps = number(o["eps"], where, "optimizer.eps", 0, 1);
+    if (o["weight_decay"]) oc.weight_decay = number(o["weight_decay"], where, "optimizer.weight_decay", 0, 1);
+  }
+  if (YAML::Node w = root["weights"]) {
+    check_keys(w, where, "weights", {"encoding", "sparsity", "seed"});
+    if (w["encoding"]) {
+      std::string e = scalar<std::string>(w["encoding"], where, "weights.encoding", "dense or sparse");
+      if (e != "dense" && e != "sparse") throw ConfigError(where + ": field 'weights.encoding': expected dense or sparse, got '" + e + "'");
+      t.memoryx.encoding = e == "dense" ? StreamEncoding::Dense : StreamEncoding::Sparse;
+    }
+    if (w["sparsity"]) {
+      double v = scalar<double>(w["sparsity"], where, "weights.sparsity", "a number in [0, 1)");
+      if (!(v >= 0 && v < 1)) throw ConfigError(where + ": field 'weights.sparsity': expected a level in [0, 1), got " + describe(w["sparsity"]));
+      t.memoryx.sparsity = float(v);
+    }
+    if (w["seed"]) t.memoryx.seed = scalar<uint64_t>(w["seed"], where, "weights.seed", "a non-negative integer");
+  }
+  if (YAML::Node sx = root["swarmx"]) {
+    check_keys(sx, where, "swarmx", {"fanout", "latency_per_level", "bytes_per_cycle_per_link"});
+    if (sx["fanout"]) t.swarmx.fanout = uint32_t(positive(sx["fanout"], where, "swarmx.fanout", 64));
+    if (t.swarmx.fanout < 2) throw ConfigError(where + ": field 'swarmx.fanout': expected at least 2");
+    if (sx["latency_per_level"]) t.swarmx.latency_per_level = count(sx["latency_per_level"], where, "swarmx.latency_per_level", 1u << 30);
+    if (sx["bytes_per_cycle_per_link"]) t.swarmx.bytes_per_cycle_per_link = number(sx["bytes_per_cycle_per_link"], where, "swarmx.bytes_per_cycle_per_link", 0, 1e9);
+  }
+  if (YAML::Node mx = root["memoryx"]) {
+    check_keys(mx, where, "memoryx", {"bytes_per_cycle"});
+    if (mx["bytes_per_cycle"]) t.memoryx.bytes_per_cycle = number(mx["bytes_per_cycle"], where, "memoryx.bytes_per_cycle", 0, 1e9);
+  }
+  if (t.memoryx.sparsity > 0 && t.memoryx.encoding == StreamEncoding::Dense)
+    t.memoryx.encoding = StreamEncoding::Sparse;  // a sparse model is streamed sparse: zeros are never sent
+}
+
 }  // namespace
 
 void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string& where) {
@@ -116,7 +204,8 @@ RunConfig load_run_config(const std::filesystem::path& path) {
   const std::string where = "config " + path.string();
   YAML::Node root = load_yaml(path, "config");
   if (!root.IsMap()) throw ConfigError(where + ": expected a mapping at the top level");
-  check_keys(root, where, "", {"machine", "mesh", "kernel", "gemv", "run"});
+  check_keys(root, where, "",
+             {"machine", "mesh", "kernel", "gemv", "run", "model", "data", "training", "optimizer", "weights", "swarmx", "memoryx"});
   RunConfig cfg;
   cfg.source = path;
 
@@ -140,21 +229,25 @@ RunConfig load_run_config(const std::filesystem::path& path) {
   }
 
   if (root["kernel"]) cfg.kernel = scalar<std::string>(root["kernel"], where, "kernel", "a kernel name");
-  if (cfg.kernel != "gemv") throw ConfigError(where + ": field 'kernel': unknown kernel '" + cfg.kernel + "' (known: gemv)");
-
-  YAML::Node g = root["gemv"];
-  if (!g) throw ConfigError(where + ": missing field 'gemv' (rows, cols, grid, seed) for kernel gemv");
-  check_keys(g, where, "gemv", {"rows", "cols", "grid", "seed"});
-  if (!g["rows"] || !g["cols"]) throw ConfigError(where + ": fields 'gemv.rows' and 'gemv.cols' are required");
-  cfg.gemv.rows = uint32_t(positive(g["rows"], where, "gemv.rows", 1u << 30));
-  cfg.gemv.cols = uint32_t(positive(g["cols"], where, "gemv.cols", 1u << 30));
-  if (YAML::Node grid = g["grid"]) {
-    check_keys(grid, where, "gemv.grid", {"width", "height"});
-    if (grid["width"]) cfg.gemv.grid_width = uint32_t(positive(grid["width"], where, "gemv.grid.width", cfg.mesh.width));
-    if (grid["height"])
-      cfg.gemv.grid_height = uint32_t(positive(grid["height"], where, "gemv.grid.height", cfg.mesh.height));
+  if (cfg.kernel == "gemv") {
+    YAML::Node g = root["gemv"];
+    if (!g) throw ConfigError(where + ": missing field 'gemv' (rows, cols, grid, seed) for kernel gemv");
+    check_keys(g, where, "gemv", {"rows", "cols", "grid", "seed"});
+    if (!g["rows"] || !g["cols"]) throw ConfigError(where + ": fields 'gemv.rows' and 'gemv.cols' are required");
+    cfg.gemv.rows = uint32_t(positive(g["rows"], where, "gemv.rows", 1u << 30));
+    cfg.gemv.cols = uint32_t(positive(g["cols"], where, "gemv.cols", 1u << 30));
+    if (YAML::Node grid = g["grid"]) {
+      check_keys(grid, where, "gemv.grid", {"width", "height"});
+      if (grid["width"]) cfg.gemv.grid_width = uint32_t(positive(grid["width"], where, "gemv.grid.width", cfg.mesh.width));
+      if (grid["height"])
+        cfg.gemv.grid_height = uint32_t(positive(grid["height"], where, "gemv.grid.height", cfg.mesh.height));
+    }
+    if (g["seed"]) cfg.gemv.seed = scalar<uint64_t>(g["seed"], where, "gemv.seed", "a non-negative integer");
+  } else if (cfg.kernel == "fc_train") {
+    load_train_fields(cfg.train, root, where);
+  } else {
+    throw ConfigError(where + ": field 'kernel': unknown kernel '" + cfg.kernel + "' (known: gemv, fc_train)");
   }
-  if (g["seed"]) cfg.gemv.seed = scalar<uint64_t>(g["seed"], where, "gemv.seed", "a non-negative integer");
 
   if (YAML::Node run = root["run"]) {
     check_keys(run, where, "run", {"max_cycles"});

@@ -7,6 +7,7 @@
 #include "fabric/geometry.hpp"
 #include "fabric/machine_spec.hpp"
 #include "fabric/errors.hpp"
+#include "host/train_config.hpp"
 
 namespace YAML {
 class Node;
@@ -30,7 +31,8 @@ struct RunConfig {
   MeshShape mesh;
   std::string kernel = "gemv";
   GemvConfig gemv;
-  Cycle max_cycles = 100'000'000;
+  TrainConfig train;                   // kernel fc_train
+  Cycle max_cycles = 100'000'000;      // per run (for training: per layer and pass)
 };
 
 // Directory holding the machine presets (machines/*.yaml).

@@ -132,6 +132,9 @@ class PeContext {
     for (uint32_t i = 0; i < n; ++i) y[i] += x[i];
     charge(pe_.counters.move_cycles, n, spec_.move_simd_fp32);
   }
+  // An elementwise op over n elements that is neither a MAC nor a plain move (relu, a mask, a
+  // softmax step): its effect is the caller's code, its cost is charged here like add.
+  void elementwise(uint32_t n) { charge(pe_.counters.move_cycles, n, spec_.move_simd_fp32); }
   void mov(float* dst, const float* src, uint32_t n) {
     for (uint32_t i = 0; i < n; ++i) dst[i] = src[i];
     charge(pe_.counters.move_cycles, n, spec_.move_simd_fp32);

@@ -28,10 +28,12 @@ SramRef Sram::allocate(Coord pe, const NameTable& names, uint16_t name, uint32_t
     if (allocs_[pos].offset - at >= size) break;
     at = (allocs_[pos].offset + allocs_[pos].bytes + 7) & ~7u;
   }
-  if (uint64_t(at) + size > capacity_)
-    throw PeError("PE " + to_string(pe) + ": SRAM buffer '" + names.name(name) + "' needs " + std::to_string(bytes) +
-                  " bytes but only " + std::to_string(capacity_ - in_use_) + " of " + std::to_string(capacity_) +
-                  " are free (" + std::to_string(in_use_) + " in use)");
+  if (uint64_t(at) + size > capacity_) {
+    std::string why = " bytes but only " + std::to_string(capacity_ - in_use_) + " of " + std::to_string(capacity_) +
+                      " are free (" + std::to_string(in_use_) + " in use)";
+    if (capacity_ - in_use_ >= size) why += ", in pieces too small for it";
+    throw PeError("PE " + to_string(pe) + ": SRAM buffer '" + names.name(name) + "' needs " + std::to_string(bytes) + why);
+  }
   allocs_.insert(allocs_.begin() + long(pos), {name, at, size});
   in_use_ += size;  // the aligned size: what placement actually takes
   high_water_ = std::max(high_water_, in_use_);

@@ -1,0 +1,127 @@
+#include "host/train_job.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "host/dataset.hpp"
+#include "host/fc_trainer.hpp"
+
+namespace wse {
+
+namespace {
+
+void save_checkpoint(FcTrainer& t, const std::filesystem::path& dir, uint64_t step) {
+  std::filesystem::create_directories(dir);
+  const auto path = dir / ("step_" + std::to_string(step) + ".safetensors");
+  write_safetensors(path, t.memoryx().checkpoint());
+  std::printf("  checkpoint %s\n", path.string().c_str());
+}
+
+}  // namespace
+
+int run_training(const RunConfig& cfg, unsigned threads, const std::filesystem::path& out_dir, TrainModes modes) {
+  const TrainConfig& tc = cfg.train;
+  FcTrainer trainer(cfg, threads);  // compiles every layer: throws if one does not map
+  std::printf("wse: fc_train");
+  for (size_t i = 0; i < tc.layers.size(); ++i) std::printf("%s%u", i ? " -> " : " ", tc.layers[i]);
+  std::printf(" on %u wafer(s) of %ux%u PEs (%s), global batch %u, %s weights, %s, %u thread(s)\n", tc.num_csx,
+              trainer.grid_cols(), trainer.grid_rows(), cfg.machine.name.c_str(), tc.batch_size,
+              tc.memoryx.encoding == StreamEncoding::Sparse ? "sparse" : "dense", tc.memoryx.optimizer.kind.c_str(), threads);
+  if (modes.validate_only) {
+    nlohmann::json plan = trainer.mesh_program();
+    std::printf("  valid: every layer maps; peak SRAM per PE %u of %u bytes\n", plan["sram_plan"]["peak_bytes_max"].get<uint32_t>(),
+                cfg.machine.sram_bytes_per_pe);
+    return 0;
+  }
+  std::filesystem::create_directories(out_dir);
+  if (modes.compile_only) {
+    const auto path = out_dir / "mesh_program.json";
+    std::ofstream(path) << trainer.mesh_program().dump(2) << "\n";
+    std::printf("  mesh program %s\n", path.string().c_str());
+    return 0;
+  }
+
+  Dataset train = load_idx_dataset(tc.data_dir, "train", tc.train_samples);
+  Dataset test = tc.eval_samples ? load_idx_dataset(tc.data_dir, "t10k", tc.eval_samples) : Dataset{};
+  const uint32_t steps_per_epoch = train.count / tc.batch_size;
+  if (steps_per_epoch == 0)
+    throw ConfigError("config " + cfg.source.string() + ": data.train_samples (" + std::to_string(train.count) +
+                      ") is smaller than one batch (" + std::to_string(tc.batch_size) + ")");
+  uint64_t total_steps = uint64_t(steps_per_epoch) * tc.epochs;
+  if (tc.max_steps) total_steps = std::min<uint64_t>(total_steps, tc.max_steps);
+  const std::filesystem::path ckpt_dir = tc.checkpoint_dir.empty() ? out_dir / "checkpoints" : tc.checkpoint_dir;
+
+  nlohmann::json losses = nlohmann::json::array();
+  const auto t0 = std::chrono::steady_clock::now();
+  uint64_t wafer_cycles = 0;
+  double window_loss = 0;
+  uint32_t window = 0;
+  const uint64_t first = trainer.memoryx().step();
+  for (uint64_t s = first; s < first + total_steps; ++s) {
+    const uint32_t b = uint32_t(s % steps_per_epoch) * tc.batch_size;
+    StepResult r = trainer.train_step(&train.images[size_t(b) * train.features], &train.labels[b]);
+    wafer_cycles += r.cycles;
+    losses.push_back(r.loss);
+    window_loss += r.loss, ++window;
+    const uint64_t done = s + 1;
+    if (done % tc.log_every == 0 || done == first + total_steps) {
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::printf("  step %5llu  epoch %llu  loss %.4f  (%.2f s/step, %llu wafer cycles/step)\n", (unsigned long long)done,
+                  (unsigned long long)(s / steps_per_epoch + 1), window_loss / window, secs / double(done - first),
+                  (unsigned long long)(r.cycles));
+      std::fflush(stdout);
+      window_loss = 0, window = 0;
+    }
+    if (tc.checkpoint_every && done % tc.checkpoint_every == 0) save_checkpoint(trainer, ckpt_dir, done);
+  }
+  const double train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  save_checkpoint(trainer, ckpt_dir, trainer.memoryx().step());
+
+  // Test accuracy, on the wafer (forward only), over whole batches.
+  uint32_t scored = 0, correct = 0;
+  double test_loss = 0;
+  for (uint32_t b = 0; b + tc.batch_size <= test.count; b += tc.batch_size) {
+    StepResult r = trainer.eval_batch(&test.images[size_t(b) * test.features], &test.labels[b]);
+    correct += r.correct, scored += tc.batch_size, test_loss += r.loss * tc.batch_size;
+  }
+  const double accuracy = scored ? double(correct) / scored : 0.0;
+  if (scored) std::printf("  test accuracy %.2f%% on %u samples (loss %.4f)\n", 100 * accuracy, scored, test_loss / scored);
+
+  nlohmann::json j;
+  j["config"] = cfg.source.string();
+  j["kernel"] = cfg.kernel;
+  j["machine"] = cfg.machine.name;
+  j["mesh"] = {{"width", trainer.grid_cols()}, {"height", trainer.grid_rows()}};
+  j["threads"] = threads;
+  j["num_csx"] = tc.num_csx;
+  j["batch_size"] = tc.batch_size;
+  j["steps"] = total_steps;
+  j["encoding"] = tc.memoryx.encoding == StreamEncoding::Sparse ? "sparse" : "dense";
+  j["sparsity"] = tc.memoryx.sparsity;
+  j["wafer_cycles"] = wafer_cycles;
+  j["wafer_cycles_per_step"] = total_steps ? wafer_cycles / total_steps : 0;
+  nlohmann::json layers = nlohmann::json::array();
+  for (size_t l = 0; l + 1 < tc.layers.size(); ++l)
+    layers.push_back({{"name", "fc" + std::to_string(l + 1)},
+                      {"in", tc.layers[l]},
+                      {"out", tc.layers[l + 1]},
+                      {"forward", trainer.forward_stats()[l].to_json()},
+                      {"backward", trainer.backward_stats()[l].to_json()}});
+  j["layers"] = layers;
+  j["loss_per_step"] = losses;
+  j["test_accuracy"] = accuracy;
+  j["test_samples"] = scored;
+  j["sram_high_water_bytes"] = trainer.sram_high_water();
+  j["host_seconds"] = train_seconds;
+  j["host_seconds_per_step"] = total_steps ? train_seconds / double(total_steps) : 0.0;
+  j["steps_per_epoch"] = steps_per_epoch;
+  const auto path = out_dir / "report.json";
+  std::ofstream(path) << j.dump(2) << "\n";
+  std::printf("  %.2f s per step, %.1f s per epoch of %u steps (host); report %s\n", j["host_seconds_per_step"].get<double>(),
+              j["host_seconds_per_step"].get<double>() * steps_per_epoch, steps_per_epoch, path.string().c_str());
+  return 0;
+}
+
+}  // namespace wse

@@ -1,0 +1,176 @@
+// Weight-streaming FC training on the emulated wafer against an Eigen reference of the same
+// network: loss, and every layer's dW (which also checks dX, since each layer's dZ comes from the
+// dX of the layer above), dense and sparse, on shapes that do not divide the mesh evenly.
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+#include <cmath>
+
+#include "host/fc_trainer.hpp"
+#include "test_support.hpp"
+
+namespace wse {
+namespace {
+
+using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+struct Batch {
+  std::vector<float> x;
+  std::vector<uint8_t> y;
+};
+
+Batch make_batch(uint32_t n, uint32_t features, uint32_t classes, uint32_t seed) {
+  Batch b;
+  for (uint32_t i = 0; i < n * features; ++i) b.x.push_back(float((i * 2654435761u + seed * 97) % 1000) / 1000.0f);
+  for (uint32_t i = 0; i < n; ++i) b.y.push_back(uint8_t((i * 7 + seed) % classes));
+  return b;
+}
+
+RunConfig fc_config(std::vector<uint32_t> layers, uint32_t mesh_w, uint32_t mesh_h, uint32_t batch, bool sparse) {
+  RunConfig cfg;
+  cfg.source = "in-memory";
+  cfg.kernel = "fc_train";
+  cfg.mesh = {mesh_w, mesh_h};
+  cfg.train.layers = std::move(layers);
+  cfg.train.batch_size = batch;
+  cfg.train.memoryx.optimizer = {"sgd", 1.0f, 0.0f};
+  cfg.train.memoryx.encoding = sparse ? StreamEncoding::Sparse : StreamEncoding::Dense;
+  cfg.train.memoryx.sparsity = sparse ? 0.5f : 0.0f;
+  cfg.train.memoryx.seed = 9;
+  return cfg;
+}
+
+// Reference forward + backward in double precision with the weights the wafer sees (fp16-rounded
+// when streamed sparse). Returns mean loss and each layer's (in+1) x out gradient.
+struct Reference {
+  double loss = 0;
+  std::vector<Mat> grads;
+};
+
+Reference reference(MemoryX& mx, const Batch& b, uint32_t batch, bool sparse) {
+  const size_t layers = mx.layers();
+  std::vector<Mat> w(layers);
+  for (size_t l = 0; l < layers; ++l) {
+    const LayerSpec& s = mx.layer(l);
+    w[l].resize(s.in + 1, s.out);
+    for (uint32_t k = 0; k <= s.in; ++k)
+      for (uint32_t n = 0; n < s.out; ++n) {
+        float v = k < s.in ? mx.weight(l).data[size_t(k) * s.out + n] : mx.bias(l).data[n];
+        w[l](k, n) = sparse ? double(float(_Float16(v))) : double(v);
+      }
+  }
+  auto ones = [](const Mat& a) {
+    Mat out(a.rows(), a.cols() + 1);
+    out << a, Mat::Ones(a.rows(), 1);
+    return out;
+  };
+  std::vector<Mat> in(layers);  // each layer's input with the ones column
+  Mat a = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(b.x.data(), batch, mx.layer(0).in).cast<double>();
+  for (size_t l = 0; l < layers; ++l) {
+    in[l] = ones(a);
+    Mat z = in[l] * w[l];
+    a = l + 1 < layers ? Mat(z.cwiseMax(0.0)) : z;
+  }
+  Reference ref;
+  Mat dz(a.rows(), a.cols());
+  for (uint32_t i = 0; i < batch; ++i) {
+    const double m = a.row(i).maxCoeff();
+    const double lse = std::log((a.row(i).array() - m).exp().sum()) + m;
+    ref.loss += lse - a(i, b.y[i]);
+    for (Eigen::Index n = 0; n < a.cols(); ++n) dz(i, n) = (std::exp(a(i, n) - lse) - (n == b.y[i])) / batch;
+  }
+  ref.loss /= batch;
+  ref.grads.resize(layers);
+  for (size_t l = layers; l-- > 0;) {
+    ref.grads[l] = in[l].transpose() * dz;
+    if (l == 0) break;
+    Mat dx = dz * w[l].topRows(w[l].rows() - 1).transpose();
+    const Mat& act = in[l];  // relu output of layer l-1 (plus ones column)
+    dz = dx.array() * (act.leftCols(act.cols() - 1).array() > 0.0).cast<double>();
+  }
+  return ref;
+}
+
+struct Case {
+  std::vector<uint32_t> layers;
+  uint32_t mesh_w, mesh_h, batch;
+  bool sparse;
+};
+
+class FcVsEigen : public ::testing::TestWithParam<Case> {};
+
+TEST_P(FcVsEigen, LossAndGradientsMatchEigen) {
+  const Case c = GetParam();
+  RunConfig cfg = fc_config(c.layers, c.mesh_w, c.mesh_h, c.batch, c.sparse);
+  FcTrainer t(cfg, 2);
+  Batch b = make_batch(c.batch, c.layers.front(), c.layers.back(), 3);
+  Reference ref = reference(t.memoryx(), b, c.batch, c.sparse);
+  StepResult r = t.train_step(b.x.data(), b.y.data());
+  EXPECT_NEAR(r.loss, ref.loss, 1e-5 * std::max(1.0, ref.loss));
+  for (size_t l = 0; l < ref.grads.size(); ++l) {
+    const std::vector<float>& g = t.last_gradient(l);
+    ASSERT_EQ(g.size(), size_t(ref.grads[l].size()));
+    const double scale = std::max(1e-3, ref.grads[l].cwiseAbs().maxCoeff());
+    for (Eigen::Index k = 0; k < ref.grads[l].rows(); ++k)
+      for (Eigen::Index n = 0; n < ref.grads[l].cols(); ++n)
+        ASSERT_NEAR(g[size_t(k * ref.grads[l].cols() + n)], ref.grads[l](k, n), 1e-4 * scale) << "layer " << l << " dW(" << k << "," << n << ")";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, FcVsEigen,
+                         ::testing::Values(Case{{13, 7, 5}, 3, 2, 6, false},       // uneven feature slices
+                                           Case{{20, 9, 11, 4}, 4, 3, 10, false},  // uneven batch rows (4,3,3)
+                                           Case{{6, 3}, 5, 1, 3, false},           // more columns than outputs
+                                           Case{{16, 8, 4}, 1, 1, 2, false},       // one PE
+                                           Case{{13, 7, 5}, 3, 2, 6, true},        // sparse value+index
+                                           Case{{20, 9, 11, 4}, 4, 3, 10, true}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           std::string name;
+                           for (uint32_t f : info.param.layers) name += std::to_string(f) + "_";
+                           return name + "mesh" + std::to_string(info.param.mesh_w) + "x" + std::to_string(info.param.mesh_h) + "_batch" +
+                                  std::to_string(info.param.batch) + (info.param.sparse ? "_sparse" : "_dense");
+                         });
+
+TEST(FcTraining, SparseWeightsSkipWorkAndWavelets) {
+  Batch b = make_batch(8, 40, 6, 1);
+  RunConfig dense = fc_config({40, 24, 6}, 4, 2, 8, false);
+  RunConfig sparse = fc_config({40, 24, 6}, 4, 2, 8, true);
+  sparse.train.memoryx.sparsity = 0.75f;
+  FcTrainer td(dense, 1), ts(sparse, 1);
+  td.train_step(b.x.data(), b.y.data());
+  ts.train_step(b.x.data(), b.y.data());
+  const PassStats &fd = td.forward_stats()[0], &fs = ts.forward_stats()[0];
+  // 40 x 24 weights, 720 pruned: the bias row (24) stays dense. Each skipped weight saves an
+  // AXPY over every batch row of the wafer (8).
+  EXPECT_EQ(fd.macs, uint64_t(41) * 24 * 8);
+  EXPECT_EQ(fs.macs_skipped, uint64_t(720) * 8);
+  EXPECT_EQ(fs.macs, fd.macs - fs.macs_skipped);
+  EXPECT_EQ(fd.wavelets_streamed - fs.wavelets_streamed, 720u);
+  EXPECT_LT(fs.cycles, fd.cycles);
+}
+
+TEST(FcTraining, FourWafersGiveTheSameStepAsOne) {
+  Batch b = make_batch(16, 30, 5, 2);
+  RunConfig one = fc_config({30, 12, 5}, 3, 2, 16, false);
+  RunConfig four = one;
+  four.train.num_csx = 4;
+  FcTrainer t1(one, 1), t4(four, 1), t4b(four, 2);
+  t1.train_step(b.x.data(), b.y.data());
+  t4.train_step(b.x.data(), b.y.data());
+  t4b.train_step(b.x.data(), b.y.data());
+  for (size_t l = 0; l < 2; ++l) {
+    const auto &w1 = t1.memoryx().weight(l).data, &w4 = t4.memoryx().weight(l).data, &w4b = t4b.memoryx().weight(l).data;
+    for (size_t i = 0; i < w1.size(); ++i) ASSERT_NEAR(w4[i], w1[i], 1e-6) << "layer " << l << " weight " << i;
+    EXPECT_EQ(0, std::memcmp(w4.data(), w4b.data(), w4.size() * 4)) << "4 wafers: 1 vs 2 threads";
+    EXPECT_EQ(t4.last_gradient(l), t4b.last_gradient(l));
+  }
+  EXPECT_EQ(t4.swarmx().levels(), 1u);
+}
+
+TEST(FcTraining, ALayerTooBigForSramSaysWhatWouldFit) {
+  RunConfig cfg = fc_config({784, 512, 10}, 2, 1, 64, false);
+  test::expect_error<ConfigError>([&] { FcTrainer t(cfg, 1); }, {"does not fit PE SRAM", "would fit with at most", "batch_size <="});
+}
+
+}  // namespace
+}  // namespace wse
