@@ -71,6 +71,7 @@ class CycleEngine {
 
     auto worker = [&](unsigned w) {
       Scheduler sched(mesh.shape().tiles());
+      sched.start_at(start);
       if (workers > 1) {
         std::vector<Mailbox*> out(workers), in(workers);
         for (unsigned v = 0; v < workers; ++v) out[v] = mail[w * workers + v].get(), in[v] = mail[v * workers + w].get();

@@ -33,6 +33,8 @@ class Scheduler {
   }
 
   Cycle now() const { return now_; }
+  // Before the first cycle of a run that does not start at 0.
+  void start_at(Cycle c) { now_ = c; }
 
   void schedule(TileId t, Cycle c) {
     if (owner_ && owner_[t] != me_) {

@@ -42,10 +42,10 @@ void Wafer::seed(const Block& b, Scheduler& s) {
   for (uint32_t y = b.y0; y < b.y1; ++y) {
     for (uint32_t x = b.x0; x < b.x1; ++x) {
       TileId t = shape().id({x, y});
-      if (pes_[t].wants_start()) s.schedule(t, 0);
+      if (pes_[t].wants_start()) s.schedule(t, clock_);  // start tasks run when the run begins
       if (const Router* r = mesh_.router(t))
         for (const IngressPort* p : r->ingress)
-          if (p && !p->drained()) s.schedule(t, p->next_ready());
+          if (p && !p->drained()) s.schedule(t, std::max(clock_, p->next_ready()));
     }
   }
 }
