@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "host/fc_programs.hpp"
+#include "memoryx/gradient_stream.hpp"
 
 namespace wse {
 
@@ -437,9 +438,21 @@ WaferRun FcTrainer::run_kernel(uint32_t w, size_t l, bool backward, const std::v
   return run;
 }
 
+std::vector<SharedBuffer> FcTrainer::streams(size_t l, StreamPass pass) const {
+  std::vector<StreamSlice> slices;
+  if (pass == StreamPass::Forward) {
+    for (uint32_t c = 0; c < q_; ++c)
+      slices.push_back({features_[l].begin(c), features_[l].begin(c) + features_[l].size(c) + (c + 1 == q_ ? 1 : 0)});
+  } else if (l > 0) {
+    for (uint32_t c = 0; c < q_; ++c) slices.push_back({features_[l + 1].begin(c), features_[l + 1].begin(c) + features_[l + 1].size(c)});
+  }
+  return slices.empty() ? std::vector<SharedBuffer>{} : memoryx_->stream(l, pass, slices);
+}
+
 StepResult FcTrainer::forward(const float* x, const uint8_t* labels, bool training) {
-  (void)training;
   const size_t layers = cfg_.train.layers.size() - 1;
+  std::vector<PassStats> eval_stats(layers);  // evaluation is not training: kept out of the report
+  std::vector<PassStats>& stats = training ? fwd_ : eval_stats;
   StepResult res;
   std::vector<Cycle> start(wafers_.size());
   for (uint32_t w = 0; w < wafers_.size(); ++w) {
@@ -447,14 +460,11 @@ StepResult FcTrainer::forward(const float* x, const uint8_t* labels, bool traini
     load_inputs(w, x, labels);
   }
   for (size_t l = 0; l < layers; ++l) {
-    std::vector<StreamSlice> slices;
-    for (uint32_t c = 0; c < q_; ++c)
-      slices.push_back({features_[l].begin(c), features_[l].begin(c) + features_[l].size(c) + (c + 1 == q_ ? 1 : 0)});
-    std::vector<SharedBuffer> streams = memoryx_->stream(l, StreamPass::Forward, slices);
+    std::vector<SharedBuffer> streams = this->streams(l, StreamPass::Forward);
     for (uint32_t w = 0; w < wafers_.size(); ++w) {
       std::vector<SharedBuffer> mine;
       for (const SharedBuffer& s : streams) mine.push_back(swarmx_->broadcast(s)[w]);
-      run_kernel(w, l, false, mine, fwd_[l]);
+      run_kernel(w, l, false, mine, stats[l]);
       for (uint32_t r = 0; r < p_; ++r)
         for (uint32_t c = 0; c < q_; ++c) {
           Geom g{r, c, p_, q_, rows_.size(r), rows_.begin(r)};
@@ -482,16 +492,10 @@ StepResult FcTrainer::forward(const float* x, const uint8_t* labels, bool traini
 }
 
 void FcTrainer::backward(uint64_t step) {
-  (void)step;
   const size_t layers = cfg_.train.layers.size() - 1;
   for (size_t l = layers; l-- > 0;) {
     const uint32_t n_out = cfg_.train.layers[l + 1], k_in = cfg_.train.layers[l];
-    std::vector<SharedBuffer> streams;
-    if (l > 0) {
-      std::vector<StreamSlice> slices;
-      for (uint32_t c = 0; c < q_; ++c) slices.push_back({features_[l + 1].begin(c), features_[l + 1].begin(c) + features_[l + 1].size(c)});
-      streams = memoryx_->stream(l, StreamPass::Backward, slices);
-    }
+    std::vector<SharedBuffer> streams = this->streams(l, StreamPass::Backward);
     std::vector<std::vector<float>> grads(wafers_.size(), std::vector<float>(size_t(k_in + 1) * n_out, 0.0f));
     for (uint32_t w = 0; w < wafers_.size(); ++w) {
       std::vector<SharedBuffer> mine;
@@ -513,7 +517,13 @@ void FcTrainer::backward(uint64_t step) {
           steps.after_backward(l);
         }
     }
-    last_grads_[l] = swarmx_->reduce(grads);
+    // Each wafer's dW leaves as a GradientStream message; SwarmX sums them up its tree.
+    std::vector<std::vector<float>> received;
+    for (uint32_t w = 0; w < wafers_.size(); ++w) {
+      SharedBuffer msg = encode_gradient_stream({layer_name(l), uint32_t(l), w, k_in + 1, n_out, step, std::move(grads[w])});
+      received.push_back(decode_gradient_stream(*msg, "GradientStream of " + layer_name(l) + " from wafer " + std::to_string(w)).values);
+    }
+    last_grads_[l] = swarmx_->reduce(received);
     memoryx_->apply_gradient(l, last_grads_[l]);
   }
   memoryx_->finish_step();

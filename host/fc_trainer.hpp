@@ -44,6 +44,10 @@ class FcTrainer {
   const SwarmX& swarmx() const { return *swarmx_; }
   Wafer& wafer(uint32_t w) { return *wafers_[w]; }
 
+  // The WeightStream messages of layer l for one pass, one per PE column (none: backward of the
+  // first layer, which needs no dX).
+  std::vector<SharedBuffer> streams(size_t l, StreamPass pass) const;
+
   // Placement, colours, routes and the SRAM plan per PE, as JSON (--compile_only).
   nlohmann::json mesh_program() const;
 

@@ -10,6 +10,8 @@
 
 #include "host/job.hpp"
 #include "host/trace_command.hpp"
+#include "host/inspect_command.hpp"
+#include "host/train_job.hpp"
 
 namespace {
 
@@ -19,8 +21,14 @@ wse::ProgressFn progress_line(bool tty) {
   return [](wse::Cycle now) { std::fprintf(stderr, "\r  cycle %llu ...", (unsigned long long)now); };
 }
 
-int run_command(const std::string& config, unsigned threads, const std::filesystem::path& out_dir) {
+int run_command(const std::string& config, unsigned threads, const std::filesystem::path& out_dir, wse::TrainModes modes) {
   wse::RunConfig cfg = wse::load_run_config(config);
+  modes.tty = isatty(STDOUT_FILENO);
+  if (cfg.kernel == "fc_train") return wse::run_training(cfg, threads, out_dir, modes);
+  if (modes.validate_only || modes.compile_only) {
+    std::printf("wse: config %s is valid (kernel %s)\n", config.c_str(), cfg.kernel.c_str());
+    return 0;
+  }
   std::filesystem::create_directories(out_dir);
   const bool tty = isatty(STDOUT_FILENO);
   wse::ProgressFn progress = progress_line(tty);
@@ -67,7 +75,12 @@ int main(int argc, char** argv) {
   std::string config;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   std::string out_dir = "out";
-  CLI::App* run = app.add_subcommand("run", "Run the kernel of a config (examples/gemv.yaml) and write DIR/report.json");
+  CLI::App* run = app.add_subcommand(
+      "run", "Run the kernel of a config (examples/gemv.yaml, examples/fc_mnist.yaml) and write DIR/report.json");
+  wse::TrainModes train_modes;
+  run->add_flag("--validate_only", train_modes.validate_only, "Check the config and that every layer maps onto the mesh; run nothing");
+  run->add_flag("--compile_only", train_modes.compile_only,
+                "Write DIR/mesh_program.json (placement, colours, routes, SRAM plan per PE); train nothing");
   run->add_option("config", config, "Run config (YAML)")->required();
   run->add_option("--threads", threads, "Worker threads (default: all hardware threads); results do not depend on it")
       ->check(CLI::Range(1u, 4096u));
@@ -85,6 +98,9 @@ int main(int argc, char** argv) {
   trace->add_option("--threads", threads, "Worker threads; results do not depend on it")->check(CLI::Range(1u, 4096u));
   trace->add_option("--rect", rect, "PEs whose tasks go into trace.json: x0,y0,x1,y1 inclusive (default: kernel's top-left 4x4)");
   trace->add_option("--top", trace_opt.top_n, "Rows in the hottest links and colours tables (default 10)");
+  std::string inspect_file;
+  CLI::App* inspect = app.add_subcommand("inspect", "Show what a WeightStream (.wsws) or GradientStream (.wsgs) file holds");
+  inspect->add_option("file", inspect_file, "FlatBuffers message file")->required();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -94,7 +110,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (*run) return run_command(config, threads, out_dir);
+    if (*run) return run_command(config, threads, out_dir, train_modes);
+    if (*inspect) return wse::inspect_stream_file(inspect_file);
     if (*trace) {
       trace_opt.config = config, trace_opt.out = out_dir, trace_opt.threads = threads;
       return trace_command(trace_opt, rect);

@@ -40,6 +40,21 @@ int run_training(const RunConfig& cfg, unsigned threads, const std::filesystem::
     const auto path = out_dir / "mesh_program.json";
     std::ofstream(path) << trainer.mesh_program().dump(2) << "\n";
     std::printf("  mesh program %s\n", path.string().c_str());
+    // The first step's weight streams as MemoryX would send them (wse inspect reads them).
+    const auto dir = out_dir / "streams";
+    std::filesystem::create_directories(dir);
+    size_t files = 0;
+    for (size_t l = 0; l < trainer.memoryx().layers(); ++l)
+      for (StreamPass pass : {StreamPass::Forward, StreamPass::Backward}) {
+        const auto streams = trainer.streams(l, pass);
+        for (size_t c = 0; c < streams.size(); ++c) {
+          char name[64];
+          std::snprintf(name, sizeof name, "fc%zu_%s_col%02zu.wsws", l + 1, pass == StreamPass::Forward ? "fwd" : "bwd", c);
+          std::ofstream(dir / name, std::ios::binary).write(reinterpret_cast<const char*>(streams[c]->data()), std::streamsize(streams[c]->size()));
+          ++files;
+        }
+      }
+    std::printf("  %zu weight streams in %s\n", files, dir.string().c_str());
     return 0;
   }
 

@@ -10,6 +10,7 @@ packages=(
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libeigen3-dev libpng-dev zlib1g-dev        # zlib: the gzipped IDX dataset files
   dataset-fashion-mnist                       # /usr/share/datasets/fashion-mnist
+  python3                                     # tests: an independent safetensors reader
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -6,6 +6,7 @@
 #include <Eigen/Dense>
 #include <cmath>
 
+#include "host/dataset.hpp"
 #include "host/fc_trainer.hpp"
 #include "test_support.hpp"
 
@@ -167,9 +168,54 @@ TEST(FcTraining, FourWafersGiveTheSameStepAsOne) {
   EXPECT_EQ(t4.swarmx().levels(), 1u);
 }
 
+TEST(FcTraining, ACheckpointRestoresTrainingBitExactly) {
+  RunConfig cfg = fc_config({24, 10, 4}, 3, 2, 8, false);
+  cfg.train.memoryx.optimizer = {"adam", 0.01f};
+  Batch b1 = make_batch(8, 24, 4, 1), b2 = make_batch(8, 24, 4, 2);
+  FcTrainer straight(cfg, 1);
+  straight.train_step(b1.x.data(), b1.y.data());
+  straight.train_step(b2.x.data(), b2.y.data());
+
+  FcTrainer first(cfg, 1);
+  first.train_step(b1.x.data(), b1.y.data());
+  const auto path = std::filesystem::temp_directory_path() / "wse_resume_test.safetensors";
+  write_safetensors(path, first.memoryx().checkpoint());
+  RunConfig resumed_cfg = cfg;
+  resumed_cfg.train.resume_from = path;
+  FcTrainer resumed(resumed_cfg, 2);
+  EXPECT_EQ(resumed.memoryx().step(), 1u);
+  resumed.train_step(b2.x.data(), b2.y.data());
+
+  const Checkpoint a = straight.memoryx().checkpoint(), b = resumed.memoryx().checkpoint();
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  for (size_t i = 0; i < a.tensors.size(); ++i) {
+    EXPECT_EQ(a.tensors[i].name, b.tensors[i].name);
+    EXPECT_EQ(0, std::memcmp(a.tensors[i].data.data(), b.tensors[i].data.data(), a.tensors[i].data.size() * 4)) << a.tensors[i].name;
+  }
+  EXPECT_EQ(a.metadata, b.metadata);
+}
+
 TEST(FcTraining, ALayerTooBigForSramSaysWhatWouldFit) {
   RunConfig cfg = fc_config({784, 512, 10}, 2, 1, 64, false);
   test::expect_error<ConfigError>([&] { FcTrainer t(cfg, 1); }, {"does not fit PE SRAM", "would fit with at most", "batch_size <="});
+}
+
+TEST(FcTraining, AShortFashionMnistRunLowersTheLoss) {
+  const char* dir = "/usr/share/datasets/fashion-mnist";
+  Dataset d = load_idx_dataset(dir, "train", 32 * 24);  // scripts/setup.sh installs dataset-fashion-mnist
+  RunConfig cfg = fc_config({784, 32, 10}, 4, 4, 32, false);
+  cfg.train.memoryx.optimizer = {"sgd", 0.1f, 0.9f};
+  FcTrainer t(cfg, 2);
+  std::vector<double> loss;
+  for (uint32_t s = 0; s < 24; ++s) loss.push_back(t.train_step(&d.images[size_t(s) * 32 * 784], &d.labels[size_t(s) * 32]).loss);
+  const double first = (loss[0] + loss[1] + loss[2] + loss[3]) / 4, last = (loss[20] + loss[21] + loss[22] + loss[23]) / 4;
+  EXPECT_NEAR(first, std::log(10.0), 0.3);  // untrained: about ln(10)
+  EXPECT_LT(last, first - 0.5) << "loss went " << first << " -> " << last;
+}
+
+TEST(Dataset, AMissingFileIsAClearError) {
+  test::expect_error<UsageError>([] { load_idx_dataset("/nonexistent/fmnist", "train", 10); },
+                                 {"/nonexistent/fmnist/train-images-idx3-ubyte", "not found"});
 }
 
 }  // namespace

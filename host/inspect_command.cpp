@@ -1,0 +1,32 @@
+#include "host/inspect_command.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+#include "fabric/errors.hpp"
+#include "memoryx/gradient_stream.hpp"
+#include "memoryx/weight_stream.hpp"
+
+namespace wse {
+
+int inspect_stream_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(path.string() + ": file not found");
+  const Buffer bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string what = path.string();
+  if (bytes.size() >= 8 && std::string(bytes.begin() + 4, bytes.begin() + 8) == "WSGS") {
+    GradientMessage g = decode_gradient_stream(bytes, what);
+    std::printf("GradientStream %s: layer %s (#%u) step %llu wafer %u, %u x %u values\n", what.c_str(), g.layer.c_str(), g.layer_index,
+                (unsigned long long)g.step, g.wafer, g.rows, g.cols);
+    return 0;
+  }
+  DecodedStream d = decode_weight_stream(bytes, what);
+  std::printf("WeightStream %s: layer #%u, %s pass, %s, %u x %u matrix, column %u holds [%u, %u), %zu weight words (+1 header)\n",
+              what.c_str(), d.layer_index, d.pass == StreamPass::Forward ? "forward" : "backward",
+              d.encoding == StreamEncoding::Dense ? "dense fp32" : "sparse fp16+index", d.rows, d.cols, d.column, d.slice_begin,
+              d.slice_end, d.words.size() - 1);
+  return 0;
+}
+
+}  // namespace wse

@@ -1,0 +1,23 @@
+#pragma once
+// GradientStream messages (schemas/gradient_stream.fbs): one wafer's weight gradient for one
+// layer and step, as it leaves the wafer's egress ports for SwarmX.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memoryx/weight_stream.hpp"
+
+namespace wse {
+
+struct GradientMessage {
+  std::string layer;
+  uint32_t layer_index = 0, wafer = 0, rows = 0, cols = 0;
+  uint64_t step = 0;
+  std::vector<float> values;  // rows x cols, row-major
+};
+
+SharedBuffer encode_gradient_stream(const GradientMessage& g);
+// Runs the verifier first: a corrupt or truncated buffer is a UsageError naming `what`.
+GradientMessage decode_gradient_stream(const Buffer& buffer, const std::string& what);
+
+}  // namespace wse

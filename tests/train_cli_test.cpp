@@ -1,0 +1,126 @@
+// `wse run` on a training config: validate, compile, train, and the errors users meet.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Output {
+  int code;
+  std::string text;
+};
+
+Output wse(const std::string& args) {
+  FILE* p = popen((std::string(WSE_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  std::string text;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) text.append(buf.data(), n);
+  return {WEXITSTATUS(pclose(p)), text};
+}
+
+fs::path dir() {
+  fs::path d = fs::temp_directory_path() / "wse_train_cli_test";
+  fs::create_directories(d);
+  return d;
+}
+
+fs::path write(const std::string& name, const std::string& yaml) {
+  fs::path p = dir() / name;
+  std::ofstream(p) << yaml;
+  return p;
+}
+
+const char* kSmall =
+    "machine: wse2\nmesh: {width: 4, height: 2}\nkernel: fc_train\nmodel: {layers: [784, 16, 10]}\n"
+    "data: {train_samples: 96, eval_samples: 32}\ntraining: {batch_size: 16, log_every: 2, checkpoint_every: 3}\n"
+    "optimizer: {kind: adam, lr: 0.01}\n";
+
+TEST(TrainCli, TrainsPrintsLossAndAccuracyAndWritesTheReport) {
+  fs::path out = dir() / "train_out";
+  fs::remove_all(out);
+  Output o = wse("run " + write("small.yaml", kSmall).string() + " --threads 2 --out " + out.string());
+  ASSERT_EQ(o.code, 0) << o.text;
+  EXPECT_NE(o.text.find("step     6"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("test accuracy"), std::string::npos) << o.text;
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(out / "report.json"));
+  EXPECT_EQ(j["steps"], 6);
+  EXPECT_EQ(j["loss_per_step"].size(), 6u);
+  ASSERT_EQ(j["layers"].size(), 2u);
+  for (const auto& l : j["layers"])
+    for (const char* pass : {"forward", "backward"})
+      for (const char* key : {"cycles", "macs", "macs_skipped", "wavelets_streamed", "memoryx_bytes", "stream_bound_cycles", "compute_bound_cycles"})
+        EXPECT_TRUE(l[pass].contains(key)) << pass << " " << key;
+  // fc1 forward: every weight of the 785 x 16 matrix (bias folded in) x every sample, per step.
+  EXPECT_EQ(j["layers"][0]["forward"]["macs"], 785 * 16 * 16 * 6);
+  EXPECT_TRUE(j.contains("test_accuracy"));
+  EXPECT_TRUE(fs::exists(out / "checkpoints" / "step_3.safetensors"));
+  EXPECT_TRUE(fs::exists(out / "checkpoints" / "step_6.safetensors"));
+  // An independent reader (Python standard library only) opens the checkpoint.
+  Output py = {0, ""};
+  {
+    std::string cmd = std::string("python3 ") + WSE_SOURCE_DIR + "/tests/tools/read_safetensors.py " +
+                      (out / "checkpoints" / "step_6.safetensors").string() + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::array<char, 4096> buf;
+    while (size_t n = fread(buf.data(), 1, buf.size(), p)) py.text.append(buf.data(), n);
+    py.code = WEXITSTATUS(pclose(p));
+  }
+  EXPECT_EQ(py.code, 0) << py.text;
+  EXPECT_NE(py.text.find("ok: 12 tensors, step 6"), std::string::npos) << py.text;  // 4 params + 8 Adam states
+  EXPECT_NE(py.text.find("fc1.weight.exp_avg_sq [784, 16]"), std::string::npos) << py.text;
+}
+
+TEST(TrainCli, ValidateOnlyAndCompileOnlyRunNothing) {
+  fs::path out = dir() / "compile_out";
+  fs::remove_all(out);
+  fs::path cfg = write("small_c.yaml", kSmall);
+  Output v = wse("run " + cfg.string() + " --validate_only --out " + out.string());
+  ASSERT_EQ(v.code, 0) << v.text;
+  EXPECT_NE(v.text.find("every layer maps"), std::string::npos) << v.text;
+  EXPECT_FALSE(fs::exists(out / "report.json"));
+  Output c = wse("run " + cfg.string() + " --compile_only --out " + out.string());
+  ASSERT_EQ(c.code, 0) << c.text;
+  nlohmann::json prog = nlohmann::json::parse(std::ifstream(out / "mesh_program.json"));
+  EXPECT_EQ(prog["mesh"]["width"], 4);
+  EXPECT_EQ(prog["layers"][0]["columns"][3]["k_rows"], 196 + 1);  // 784 over 4 columns, plus the ones row
+  EXPECT_GT(prog["routes"].size(), 8u);
+  EXPECT_LE(prog["sram_plan"]["peak_bytes_max"], 49152);
+  EXPECT_FALSE(fs::exists(out / "report.json"));
+  Output i = wse("inspect " + (out / "streams" / "fc1_fwd_col03.wsws").string());
+  ASSERT_EQ(i.code, 0) << i.text;
+  EXPECT_NE(i.text.find("forward pass, dense fp32, 785 x 16 matrix, column 3 holds [588, 785), 3152 weight words"), std::string::npos) << i.text;
+}
+
+TEST(TrainCli, CorruptStreamMissingDataAndOversizedLayersExitWith2) {
+  // A truncated WeightStream file.
+  fs::path out = dir() / "compile_bad";
+  ASSERT_EQ(wse("run " + write("small_b.yaml", kSmall).string() + " --compile_only --out " + out.string()).code, 0);
+  fs::path stream = out / "streams" / "fc1_fwd_col00.wsws";
+  fs::resize_file(stream, fs::file_size(stream) / 2);
+  Output bad = wse("inspect " + stream.string());
+  EXPECT_EQ(bad.code, 2) << bad.text;
+  EXPECT_NE(bad.text.find("not a valid WeightStream"), std::string::npos) << bad.text;
+  EXPECT_NE(bad.text.find(stream.string()), std::string::npos) << bad.text;
+
+  std::string missing = kSmall;
+  missing += "# data dir override\n";
+  missing.replace(missing.find("data: {"), 7, "data: {dir: /nonexistent/fmnist, ");
+  Output m = wse("run " + write("missing.yaml", missing).string() + " --out " + (dir() / "m").string());
+  EXPECT_EQ(m.code, 2) << m.text;
+  EXPECT_NE(m.text.find("/nonexistent/fmnist/train-images-idx3-ubyte"), std::string::npos) << m.text;
+
+  std::string big = kSmall;
+  big.replace(big.find("[784, 16, 10]"), 13, "[784, 2048, 10]");
+  Output s = wse("run " + write("big.yaml", big).string() + " --validate_only");
+  EXPECT_EQ(s.code, 2) << s.text;
+  EXPECT_NE(s.text.find("does not fit PE SRAM"), std::string::npos) << s.text;
+  EXPECT_NE(s.text.find("big.yaml"), std::string::npos) << s.text;
+}
+
+}  // namespace
