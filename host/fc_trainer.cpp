@@ -16,7 +16,7 @@ namespace {
 // Buffer names per layer: "x_cm0", "dz2", ...
 std::string L(size_t l, const char* what) { return std::string(what) + std::to_string(l); }
 
-std::string layer_name(size_t l) { return "fc" + std::to_string(l + 1); }
+std::string layer_name(size_t l) { return FcTrainer::layer_name(l); }
 
 }  // namespace
 
@@ -334,6 +334,7 @@ WaferRun FcTrainer::run_kernel(uint32_t w, size_t l, bool backward, const std::v
   const size_t last = cfg_.train.layers.size() - 2;
   const uint32_t n_out = cfg_.train.layers[l + 1], k_in = cfg_.train.layers[l];
   const Program& program = backward ? fc_backward_program() : fc_forward_program();
+  RunHooks hooks;
   uint64_t macs_before = 0;
   for (const Pe& pe : wafer.pes()) macs_before += pe.counters.macs;
 
@@ -403,7 +404,13 @@ WaferRun FcTrainer::run_kernel(uint32_t w, size_t l, bool backward, const std::v
     if (limit > 0) bw = bw > 0 ? std::min(bw, limit) : limit;
   mesh.share_io_bandwidth(bw);
 
-  WaferRun run = wafer.run(cfg_.max_cycles);
+  if (observer_) {
+    hooks = observer_->before_run(w, l, backward, wafer);  // may reset the wafer's counters
+    macs_before = 0;
+    for (const Pe& pe : wafer.pes()) macs_before += pe.counters.macs;
+  }
+  WaferRun run = wafer.run(cfg_.max_cycles, hooks);
+  if (observer_) observer_->after_run(w, l, backward, wafer, run);
   host_seconds_ += run.host_seconds;
   if (run.engine.hit_cycle_limit)
     throw UsageError("config " + cfg_.source.string() + ": " + layer_name(l) + (backward ? " backward" : " forward") +

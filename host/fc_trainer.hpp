@@ -31,6 +31,14 @@ struct StepResult {
   uint64_t cycles = 0;   // wafer 0 cycles of the step
 };
 
+// Looks at chosen kernel runs (a layer's forward or backward on one wafer), e.g. to record an
+// activity dump: before_run returns the hooks for that run ({} to leave it alone).
+struct KernelObserver {
+  virtual ~KernelObserver() = default;
+  virtual RunHooks before_run(uint32_t wafer, size_t layer, bool backward, Wafer& w) = 0;
+  virtual void after_run(uint32_t wafer, size_t layer, bool backward, Wafer& w, const WaferRun& run) = 0;
+};
+
 class FcTrainer {
  public:
   // Builds MemoryX, SwarmX and the wafers and compiles the model onto them. Throws UsageError
@@ -50,6 +58,9 @@ class FcTrainer {
 
   // Placement, colours, routes and the SRAM plan per PE, as JSON (--compile_only).
   nlohmann::json mesh_program() const;
+
+  void set_observer(KernelObserver* o) { observer_ = o; }
+  static std::string layer_name(size_t l) { return "fc" + std::to_string(l + 1); }
 
   // One training step on a global batch (batch_size rows of `features` floats, and labels).
   StepResult train_step(const float* x, const uint8_t* labels);
@@ -85,6 +96,7 @@ class FcTrainer {
   std::vector<PassStats> fwd_, bwd_;
   std::vector<std::vector<float>> last_grads_;
   double host_seconds_ = 0;
+  KernelObserver* observer_ = nullptr;
 };
 
 }  // namespace wse

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "host/dataset.hpp"
+#include "host/fc_trainer.hpp"
 #include "host/gemv.hpp"
 #include "host/report.hpp"
 #include "tools/dump_view.hpp"
@@ -31,17 +33,107 @@ TileRect parse_rect(const std::string& text) {
   return {uint32_t(v[0]), uint32_t(v[1]), uint32_t(v[2] + 1), uint32_t(v[3] + 1)};
 }
 
+namespace {
+
+// Writes the dump, the Perfetto trace and the report of one recorded run.
+void finish_trace(TraceResult& r, const TraceOptions& opt, ActivityRecorder& rec, const std::string& layer, TileRect rect) {
+  r.dump_file = opt.out / "activity.wsad";
+  rec.write(r.dump_file);
+  r.dump_bytes = rec.dump().size();
+  r.intervals = rec.intervals();
+  r.traced_pes = rec.traced().size();
+  // The trace is built from the dump as written, so it shows exactly what the dump holds.
+  const DumpView view = load_dump_view(r.dump_file);
+  r.stored_tiles = view.tiles.size();
+  r.trace_file = opt.out / "trace.json";
+  write_perfetto(r.trace_file, perfetto_trace(view, rec.traced(), rec.stream_phases()));
+  r.report["trace"] = {{"layer", layer},
+                       {"pass", opt.pass},
+                       {"interval_cycles", opt.interval},
+                       {"intervals", r.intervals},
+                       {"stored_tiles", r.stored_tiles},
+                       {"dump_bytes", r.dump_bytes},
+                       {"traced_pes", {{"x0", rect.x0}, {"y0", rect.y0}, {"x1", rect.x1 - 1}, {"y1", rect.y1 - 1}}}};
+  r.report_file = opt.out / "report.json";
+  std::ofstream(r.report_file) << r.report.dump(2) << "\n";
+}
+
+// Records one layer's pass of the first training step on wafer 0: the counters are reset just
+// before that kernel runs, so the report and the dump describe it alone.
+struct LayerTrace : KernelObserver {
+  const RunConfig& cfg;
+  const TraceOptions& opt;
+  size_t layer;
+  bool backward;
+  TileRect rect;
+  std::unique_ptr<ActivityRecorder> rec;
+  TraceResult result;  // report and profiles, taken as the traced run ends
+  bool done = false;
+
+  LayerTrace(const RunConfig& c, const TraceOptions& o, size_t l, bool b, TileRect r) : cfg(c), opt(o), layer(l), backward(b), rect(r) {}
+  RunHooks before_run(uint32_t w, size_t l, bool b, Wafer& wafer) override {
+    if (done || w != 0 || l != layer || b != backward) return {};
+    wafer.reset_counters();
+    rec = std::make_unique<ActivityRecorder>(wafer, ActivityMeta{FcTrainer::layer_name(l), opt.pass}, opt.interval);
+    rec->trace_tasks(rect);
+    return rec->hooks(opt.progress);
+  }
+  void after_run(uint32_t w, size_t l, bool b, Wafer& wafer, const WaferRun& run) override {
+    if (done || w != 0 || l != layer || b != backward) return;
+    result.report = make_report(cfg, wafer, run, {});
+    result.congestion = congestion_profile(wafer, run.cycles, opt.top_n);
+    result.sram = sram_profile(wafer);
+    done = true;
+  }
+};
+
+TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt) {
+  const TrainConfig& tc = cfg.train;
+  size_t layer = tc.layers.size();
+  for (size_t l = 0; l + 1 < tc.layers.size(); ++l)
+    if (opt.layer == FcTrainer::layer_name(l)) layer = l;
+  if (layer == tc.layers.size())
+    throw UsageError("--layer '" + opt.layer + "': config " + cfg.source.string() + " has layers fc1 .. fc" +
+                     std::to_string(tc.layers.size() - 1));
+  FcTrainer trainer(cfg, opt.threads);
+  TileRect rect = opt.rect.value_or(TileRect{0, 0, std::min(4u, trainer.grid_cols()), std::min(4u, trainer.grid_rows())});
+  LayerTrace observer(cfg, opt, layer, opt.pass == "bwd", rect);
+  trainer.set_observer(&observer);
+  Dataset data = load_idx_dataset(tc.data_dir, "train", tc.batch_size);
+  if (data.count < tc.batch_size) throw UsageError("dataset in " + tc.data_dir.string() + " holds fewer samples than one batch");
+  trainer.train_step(data.images.data(), data.labels.data());
+
+  if (!observer.done) throw std::logic_error("trace: the traced kernel did not run");
+  TraceResult r = std::move(observer.result);
+  std::filesystem::create_directories(opt.out);
+  const size_t l = layer;
+  r.report["layer"] = {{"name", FcTrainer::layer_name(l)},
+                       {"in", tc.layers[l]},
+                       {"out", tc.layers[l + 1]},
+                       {"pass", opt.pass},
+                       {"stats", (opt.pass == "bwd" ? trainer.backward_stats() : trainer.forward_stats())[l].to_json()}};
+  r.report["congestion"] = to_json(r.congestion);
+  r.report["sram"] = to_json(r.sram);
+  finish_trace(r, opt, *observer.rec, FcTrainer::layer_name(l), rect);
+  return r;
+}
+
+}  // namespace
+
 TraceResult run_trace(const TraceOptions& opt) {
   RunConfig cfg = load_run_config(opt.config);
-  // GEMV is one layer: the whole kernel. Training layers will be recorded through the same
-  // ActivityRecorder once the layer compiler exists.
+  if (opt.pass != "fwd" && opt.pass != "bwd") throw UsageError("--pass '" + opt.pass + "': expected fwd or bwd");
+  if (opt.interval == 0) throw UsageError("--interval must be at least 1 cycle");
+  if (cfg.kernel == "fc_train") {
+    if (opt.layer.empty()) throw UsageError("--layer is required for a training config (fc1, fc2, ...)");
+    return trace_training_layer(cfg, opt);
+  }
+  // GEMV is one layer: the whole kernel.
   if (!opt.layer.empty() && opt.layer != cfg.kernel)
     throw UsageError("--layer '" + opt.layer + "': config " + cfg.source.string() + " runs kernel '" + cfg.kernel +
                      "', whose only layer is '" + cfg.kernel + "'");
-  if (opt.pass != "fwd" && opt.pass != "bwd") throw UsageError("--pass '" + opt.pass + "': expected fwd or bwd");
   if (opt.pass == "bwd")
     throw UsageError("--pass bwd: kernel '" + cfg.kernel + "' in " + cfg.source.string() + " has no backward pass");
-  if (opt.interval == 0) throw UsageError("--interval must be at least 1 cycle");
 
   Wafer wafer(cfg.machine, cfg.mesh);
   GemvProblem problem = GemvProblem::random(cfg.gemv.rows, cfg.gemv.cols, cfg.gemv.seed);
@@ -67,27 +159,7 @@ TraceResult run_trace(const TraceOptions& opt) {
   r.sram = sram_profile(wafer);
   r.report["congestion"] = to_json(r.congestion);
   r.report["sram"] = to_json(r.sram);
-
-  r.dump_file = opt.out / "activity.wsad";
-  rec.write(r.dump_file);
-  r.dump_bytes = rec.dump().size();
-  r.intervals = rec.intervals();
-  r.traced_pes = rec.traced().size();
-  // The trace is built from the dump as written, so it shows exactly what the dump holds.
-  const DumpView view = load_dump_view(r.dump_file);
-  r.stored_tiles = view.tiles.size();
-  r.trace_file = opt.out / "trace.json";
-  write_perfetto(r.trace_file, perfetto_trace(view, rec.traced(), rec.stream_phases()));
-
-  r.report["trace"] = {{"layer", cfg.kernel},
-                       {"pass", opt.pass},
-                       {"interval_cycles", opt.interval},
-                       {"intervals", r.intervals},
-                       {"stored_tiles", r.stored_tiles},
-                       {"dump_bytes", r.dump_bytes},
-                       {"traced_pes", {{"x0", rect.x0}, {"y0", rect.y0}, {"x1", rect.x1 - 1}, {"y1", rect.y1 - 1}}}};
-  r.report_file = opt.out / "report.json";
-  std::ofstream(r.report_file) << r.report.dump(2) << "\n";
+  finish_trace(r, opt, rec, cfg.kernel, rect);
   return r;
 }
 

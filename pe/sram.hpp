@@ -44,6 +44,7 @@ class Sram {
   uint32_t capacity() const { return capacity_; }
   uint32_t bytes_in_use() const { return in_use_; }
   uint32_t high_water() const { return high_water_; }
+  void reset_high_water() { high_water_ = in_use_; }
   const std::vector<SramAllocation>& allocations() const { return allocs_; }
 
  private:

@@ -123,4 +123,28 @@ TEST(TrainCli, CorruptStreamMissingDataAndOversizedLayersExitWith2) {
   EXPECT_NE(s.text.find("big.yaml"), std::string::npos) << s.text;
 }
 
+TEST(TrainCli, TraceRecordsOneLayerPassOfTheFirstStep) {
+  fs::path cfg = write("small_t.yaml", kSmall);
+  fs::path out = dir() / "trace_out";
+  fs::remove_all(out);
+  Output o = wse("trace " + cfg.string() + " --layer fc1 --pass fwd --interval 200 --threads 2 --out " + out.string());
+  ASSERT_EQ(o.code, 0) << o.text;
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(out / "report.json"));
+  // Counters are reset before the traced kernel: the report holds fc1's forward pass alone.
+  EXPECT_EQ(j["macs"], 785 * 16 * 16);
+  EXPECT_EQ(j["layer"]["stats"]["macs"], 785 * 16 * 16);
+  EXPECT_EQ(j["layer"]["stats"]["cycles"], j["cycles"]);
+  EXPECT_EQ(j["trace"]["layer"], "fc1");
+  EXPECT_TRUE(fs::exists(out / "activity.wsad"));
+  EXPECT_TRUE(fs::exists(out / "trace.json"));
+  Output b = wse("trace " + cfg.string() + " --layer fc2 --pass bwd --interval 200 --out " + (dir() / "trace_bwd").string());
+  ASSERT_EQ(b.code, 0) << b.text;
+  nlohmann::json jb = nlohmann::json::parse(std::ifstream(dir() / "trace_bwd" / "report.json"));
+  // fc2 backward: dW (17 x 10 per sample) and dX (16 x 10 per sample) over 16 samples.
+  EXPECT_EQ(jb["macs"], (17 * 10 + 16 * 10) * 16);
+  Output bad = wse("trace " + cfg.string() + " --layer fc9 --out " + (dir() / "t9").string());
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.text.find("has layers fc1 .. fc2"), std::string::npos) << bad.text;
+}
+
 }  // namespace

@@ -50,6 +50,17 @@ void Wafer::seed(const Block& b, Scheduler& s) {
   }
 }
 
+void Wafer::reset_counters() {
+  settle(clock_);
+  for (Link& l : mesh_.links()) l.counters = {};
+  for (TileId t = 0; t < pes_.size(); ++t) {
+    if (Router* r = mesh_.router(t))
+      for (Lane& lane : r->lanes) lane.counters = {};
+    pes_[t].counters = {};
+    pes_[t].sram.reset_high_water();
+  }
+}
+
 void Wafer::settle(Cycle cycle) {
   for (TileId t = 0; t < pes_.size(); ++t) {
     if (Router* r = mesh_.router(t)) r->settle(cycle);

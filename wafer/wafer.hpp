@@ -46,6 +46,9 @@ class Wafer {
   // brought up to each boundary before hooks.sample(boundary) sees them, and sample is called
   // once more at the end of the run (boundary = run length) if that is not itself a boundary.
   WaferRun run(Cycle max_cycles, RunHooks hooks = {});
+  // Zeroes every link, lane and PE counter and restarts SRAM high-water marks from what is in use
+  // now, so what follows (one layer's pass, say) is measured on its own.
+  void reset_counters();
   // Counts sleeping routers' backpressure and open send stalls up to `cycle`.
   void settle(Cycle cycle);
   Cycle clock() const { return clock_; }
