@@ -92,7 +92,8 @@ int run_training(const RunConfig& cfg, unsigned threads, const std::filesystem::
     if (tc.checkpoint_every && done % tc.checkpoint_every == 0) save_checkpoint(trainer, ckpt_dir, done);
   }
   const double train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  save_checkpoint(trainer, ckpt_dir, trainer.memoryx().step());
+  if (!tc.checkpoint_every || trainer.memoryx().step() % tc.checkpoint_every)  // not saved just now
+    save_checkpoint(trainer, ckpt_dir, trainer.memoryx().step());
 
   // Test accuracy, on the wafer (forward only), over whole batches.
   uint32_t scored = 0, correct = 0;
