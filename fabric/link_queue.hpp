@@ -34,7 +34,9 @@ class LinkQueue {
       return;
     }
     if (count_ == capacity_) overflow();
-    ring_[(head_ + count_) % capacity_] = v;
+    uint32_t tail = head_ + count_;
+    if (tail >= capacity_) tail -= capacity_;  // no division on the hot path
+    ring_[tail] = v;
     ++count_;
   }
 
@@ -48,7 +50,7 @@ class LinkQueue {
       shared_->pop();
       return;
     }
-    head_ = (head_ + 1) % capacity_;
+    if (++head_ == capacity_) head_ = 0;
     --count_;
   }
 

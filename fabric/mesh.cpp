@@ -102,6 +102,8 @@ void Mesh::build_links(const Partition& partition) {
     r->ingress.fill(nullptr);
     r->rr.fill(0);
     r->reset_step_state();
+    r->in_links = r->credit_links = 0;
+    r->has_ingress = false;
     r->lanes.shrink_to_fit();  // routes are final: no slack per router on a full wafer
     const Coord c = shape_.coord(t);
     for (Lane& lane : r->lanes) {
@@ -169,7 +171,18 @@ void Mesh::build_links(const Partition& partition) {
       r->in[size_t(Dir::Ramp)] = &l;
     }
   }
-  for (IngressPort& p : ingress_) routers_[shape_.id(p.tile())]->ingress[size_t(p.side())] = &p;
+  for (IngressPort& p : ingress_) {
+    Router* r = routers_[shape_.id(p.tile())].get();
+    r->ingress[size_t(p.side())] = &p;
+    r->has_ingress = true;
+  }
+  for (auto& r : routers_) {
+    if (!r) continue;
+    for (int d = 0; d < kDirs; ++d) {
+      if (r->in[size_t(d)]) r->in_links |= bit(Dir(d));
+      if (r->out[size_t(d)] && !r->out[size_t(d)]->egress) r->credit_links |= bit(Dir(d));
+    }
+  }
 }
 
 void Mesh::share_io_bandwidth(double bytes_per_cycle) {

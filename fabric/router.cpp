@@ -15,22 +15,24 @@ void Router::catch_up(Cycle now) {
 void Router::ingest(TileId self, Cycle now, Scheduler& s) {
   catch_up(now);
   last_step_ = now;
-  for (int d = 0; d < kDirs; ++d) {
-    if (Link* l = in[size_t(d)]) {
-      while (const Flit* f = l->flits.front()) {
-        if (f->arrival > now) break;
-        push(size_t(lane_of[f->colour]), f->payload);
-        l->flits.pop();
-      }
-    }
-    if (Link* l = out[size_t(d)]; l && !l->egress) {
-      while (const Credit* c = l->credits.front()) {
-        if (c->visible > now) break;
-        ++lanes[size_t(lane_of[c->colour])].credits[d];
-        l->credits.pop();
-      }
+  for (uint32_t m = in_links; m; m &= m - 1) {
+    Link* l = in[size_t(std::countr_zero(m))];
+    while (const Flit* f = l->flits.front()) {
+      if (f->arrival > now) break;
+      push(size_t(lane_of[f->colour]), f->payload);
+      l->flits.pop();
     }
   }
+  for (uint32_t m = credit_links; m; m &= m - 1) {
+    const int d = std::countr_zero(m);
+    Link* l = out[size_t(d)];
+    while (const Credit* c = l->credits.front()) {
+      if (c->visible > now) break;
+      ++lanes[size_t(lane_of[c->colour])].credits[d];
+      l->credits.pop();
+    }
+  }
+  if (!has_ingress) return;
   for (int d = 0; d < kMeshDirs; ++d) {
     IngressPort* p = ingress[size_t(d)];
     if (!p || p->drained()) continue;

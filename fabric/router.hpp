@@ -23,6 +23,9 @@ class Router {
   std::array<Link*, kDirs> in{};                         // from rx sources (hops, ramp-up)
   std::array<IngressPort*, kMeshDirs> ingress{};
   std::array<uint8_t, kDirs> rr{};                       // lane granted last, per output
+  uint8_t in_links = 0;       // directions with an incoming link (set by Mesh::build_links)
+  uint8_t credit_links = 0;   // directions with an outgoing link that returns credits
+  bool has_ingress = false;
 
   Router() { lane_of.fill(-1); }
 
