@@ -31,7 +31,8 @@ std::string format_value(double v) {
   else if (a >= 1e5) std::snprintf(buf, sizeof buf, "%.0fk", v / 1e3);
   else if (v == std::floor(v)) std::snprintf(buf, sizeof buf, "%.0f", v);
   else if (a < 10) std::snprintf(buf, sizeof buf, "%.2f", v);
-  else std::snprintf(buf, sizeof buf, "%.1f", v);
+  else if (a < 100) std::snprintf(buf, sizeof buf, "%.1f", v);
+  else std::snprintf(buf, sizeof buf, "%.0f", v);
   return buf;
 }
 

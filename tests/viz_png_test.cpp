@@ -1,0 +1,209 @@
+// PNG heatmaps: they decode with libpng to the size drawn, each PE's cell has the colour the scale
+// gives its value, and the legend, axes and title are there.
+#include <gtest/gtest.h>
+#include <png.h>
+
+#include <filesystem>
+#include <numeric>
+#include <unistd.h>
+
+#include "fabric/errors.hpp"
+#include "tools/viz/colour_scale.hpp"
+#include "tools/viz/font.hpp"
+#include "tools/viz/heatmap.hpp"
+#include "tools/viz/viz.hpp"
+#include "viz_demo_dump.hpp"
+
+namespace {
+
+using namespace wse;
+using namespace wse::viz;
+namespace fs = std::filesystem;
+
+struct Decoded {
+  uint32_t width = 0, height = 0;
+  std::vector<uint8_t> rgb;
+  Rgb at(int x, int y) const {
+    const size_t i = (size_t(y) * width + size_t(x)) * 3;
+    return {rgb[i], rgb[i + 1], rgb[i + 2]};
+  }
+};
+
+Decoded read_png(const fs::path& p) {
+  png_image img{};
+  img.version = PNG_IMAGE_VERSION;
+  EXPECT_TRUE(png_image_begin_read_from_file(&img, p.c_str())) << p << ": " << img.message;
+  img.format = PNG_FORMAT_RGB;
+  Decoded d{img.width, img.height, std::vector<uint8_t>(PNG_IMAGE_SIZE(img))};
+  EXPECT_TRUE(png_image_finish_read(&img, nullptr, d.rgb.data(), 0, nullptr)) << img.message;
+  return d;
+}
+
+fs::path scratch(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("wse_viz_test_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+TEST(VizColourScale, EndsAndInterpolation) {
+  EXPECT_EQ(viridis(0), (Rgb{68, 1, 84}));
+  EXPECT_EQ(viridis(1), (Rgb{253, 231, 37}));
+  EXPECT_EQ(viridis(0.5), kViridis[5]);
+  EXPECT_EQ(viridis(-3), viridis(0));
+  EXPECT_EQ(viridis(7), viridis(1));
+  // Halfway between two table entries is their rounded mean.
+  const Rgb a = kViridis[2], b = kViridis[3], m = viridis(0.25);
+  EXPECT_EQ(m, (Rgb{uint8_t((a.r + b.r + 1) / 2), uint8_t((a.g + b.g + 1) / 2), uint8_t((a.b + b.b + 1) / 2)}));
+  ColourScale s{0, 200};
+  EXPECT_EQ(s.colour(100), kViridis[5]);
+  EXPECT_EQ(s.colour(0), kViridis[0]);
+  EXPECT_EQ(s.colour(200), kViridis[10]);
+}
+
+TEST(VizFont, HasTheCharactersLabelsUse) {
+  for (char c : std::string("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ .,:-+_=/%()[]<>#"))
+    EXPECT_TRUE(has_glyph(c)) << "'" << c << "'";
+  EXPECT_FALSE(has_glyph('\x01'));
+  EXPECT_EQ(text_width("abc", 2), (3 * kGlyphAdvance - 1) * 2);
+  Image img(40, 10);
+  draw_text(img, 1, 1, "8", {0, 0, 0});
+  int ink = 0;
+  for (uint32_t y = 0; y < 10; ++y)
+    for (uint32_t x = 0; x < 40; ++x) ink += img.at(x, y) == Rgb{0, 0, 0};
+  EXPECT_EQ(ink, 17);  // the pixels of the 8 glyph
+}
+
+TEST(VizPng, CellsHaveTheScaleColourOfTheirValue) {
+  const uint32_t w = 7, h = 5;
+  std::vector<uint32_t> v(w * h);
+  std::iota(v.begin(), v.end(), 0);  // 0 .. 34
+  HeatmapSpec s;
+  s.width = w, s.height = h, s.values = v, s.title = "fmac_cycles", s.subtitle = "mesh 7x5", s.unit = "cycles";
+  s.scale = {0, 34};
+  Heatmap hm = render_heatmap(s);
+  const fs::path dir = scratch("cells");
+  hm.image.write_png(dir / "h.png");
+  Decoded png = read_png(dir / "h.png");
+  ASSERT_EQ(png.width, hm.image.width());
+  ASSERT_EQ(png.height, hm.image.height());
+  EXPECT_EQ(png.rgb, hm.image.pixels());
+  EXPECT_GT(hm.layout.cell_px, 16u);  // a small mesh gets big cells
+  for (uint32_t y = 0; y < h; ++y)
+    for (uint32_t x = 0; x < w; ++x)
+      EXPECT_EQ(png.at(hm.layout.pe_px_x(x), hm.layout.pe_px_y(y)), s.scale.colour(v[y * w + x])) << x << "," << y;
+  EXPECT_EQ(png.at(hm.layout.pe_px_x(0), hm.layout.pe_px_y(0)), (Rgb{68, 1, 84}));        // 0: the low end
+  EXPECT_EQ(png.at(hm.layout.pe_px_x(6), hm.layout.pe_px_y(4)), (Rgb{253, 231, 37}));     // 34: the high end
+  // Row 0 is at the top: PE (0,1) is below PE (0,0).
+  EXPECT_GT(hm.layout.pe_px_y(1), hm.layout.pe_px_y(0));
+}
+
+TEST(VizPng, LegendAxesAndTitleAreDrawn) {
+  const uint32_t w = 20, h = 10;
+  std::vector<uint32_t> v(w * h, 5);
+  HeatmapSpec s;
+  s.width = w, s.height = h, s.values = v, s.title = "sram_bytes", s.unit = "bytes", s.scale = {0, 4096};
+  Heatmap hm = render_heatmap(s);
+  const HeatmapLayout& L = hm.layout;
+  // Colour bar: the high end at the top, the low end at the bottom, monotone in between.
+  EXPECT_EQ(hm.image.at(L.legend_x + L.legend_w / 2, L.legend_y), viridis(1));
+  EXPECT_EQ(hm.image.at(L.legend_x + L.legend_w / 2, L.legend_y + L.legend_h - 1), viridis(0));
+  const int mid = (L.legend_h - 1) / 2;
+  EXPECT_EQ(hm.image.at(L.legend_x + L.legend_w / 2, L.legend_y + mid), viridis(1.0 - double(mid) / (L.legend_h - 1)));
+  auto ink_in = [&](int x0, int y0, int x1, int y1) {
+    int n = 0;
+    for (int y = std::max(0, y0); y < std::min<int>(y1, hm.image.height()); ++y)
+      for (int x = std::max(0, x0); x < std::min<int>(x1, hm.image.width()); ++x) n += hm.image.at(x, y) == Rgb{34, 34, 34};
+    return n;
+  };
+  // Legend labels to the right of the bar ("4096" at the top, "0" at the bottom).
+  EXPECT_GT(ink_in(L.legend_x + L.legend_w, L.legend_y - 5, hm.image.width(), L.legend_y + 5), 10);
+  EXPECT_GT(ink_in(L.legend_x + L.legend_w, L.legend_y + L.legend_h - 6, hm.image.width(), L.legend_y + L.legend_h + 5), 5);
+  // X labels below the plot, y labels left of it, the title above.
+  const int plot_h = int(L.cells_y * L.cell_px), plot_w = int(L.cells_x * L.cell_px);
+  EXPECT_GT(ink_in(L.plot_x, L.plot_y + plot_h + 2, L.plot_x + plot_w, L.plot_y + plot_h + 16), 20);
+  EXPECT_GT(ink_in(0, L.plot_y, L.plot_x, L.plot_y + plot_h), 20);
+  EXPECT_GT(ink_in(0, 0, hm.image.width(), L.plot_y - 20), 50);
+}
+
+TEST(VizPng, LargeMeshIsDownsampledToTheMaximumOfEachBlock) {
+  const uint32_t w = 2500, h = 40;
+  std::vector<uint32_t> v(size_t(w) * h, 0);
+  v[size_t(13) * w + 1001] = 100;  // one hot PE
+  HeatmapSpec s;
+  s.width = w, s.height = h, s.values = v, s.title = "t", s.unit = "cycles", s.scale = {0, 100};
+  Heatmap hm = render_heatmap(s);
+  EXPECT_EQ(hm.layout.block, 3u);
+  EXPECT_LE(hm.layout.cells_x * hm.layout.cell_px, 1024u);
+  EXPECT_EQ(hm.image.at(hm.layout.pe_px_x(1001), hm.layout.pe_px_y(13)), viridis(1));  // the hot spot survives
+  EXPECT_EQ(hm.image.at(hm.layout.pe_px_x(1000), hm.layout.pe_px_y(13)), viridis(1));  // same block
+  EXPECT_EQ(hm.image.at(hm.layout.pe_px_x(1010), hm.layout.pe_px_y(13)), viridis(0));
+}
+
+TEST(VizWrite, WritesAPngPerMetricFramesAndTheViewer) {
+  const DumpView d = wse::testing::demo_dump(48, 32, 8);
+  const fs::path dir = scratch("write");
+  VizResult r = write_viz(d, dir);
+  ASSERT_EQ(r.metrics.size(), 5u);  // 4 PE metrics + the link metric as a per-tile grid
+  EXPECT_EQ(r.metrics.back(), "link_wavelets");
+  for (const auto& m : r.metrics) {
+    ASSERT_TRUE(fs::exists(dir / (m + ".png"))) << m;
+    for (int i = 0; i < 8; ++i) {
+      char name[64];
+      std::snprintf(name, sizeof name, "%s_%04d.png", m.c_str(), i);
+      ASSERT_TRUE(fs::exists(dir / "frames" / name)) << name;
+    }
+  }
+  EXPECT_TRUE(fs::exists(dir / "index.html"));
+  EXPECT_EQ(r.files.size(), 5u * 9 + 1);
+
+  // The run picture of a count is the sum over intervals; of a level (bytes), the maximum.
+  Decoded png = read_png(dir / "fmac_cycles.png");
+  EXPECT_GT(png.width, 48u * 8);
+  const auto total = run_summary(d.pe_metrics[0], 48 * 32);
+  const double hi = *std::max_element(total.begin(), total.end());
+  HeatmapSpec probe;  // same geometry as write_viz used, to find the cells
+  probe.width = 48, probe.height = 32, probe.values = total, probe.title = "x", probe.scale = {0, hi};
+  const HeatmapLayout L = render_heatmap(probe).layout;
+  for (auto [x, y] : {std::pair{0u, 0u}, {47u, 31u}, {20u, 9u}})
+    EXPECT_EQ(png.at(L.pe_px_x(x), L.pe_px_y(y)), (ColourScale{0, hi}.colour(total[y * 48 + x])));
+  EXPECT_TRUE(is_level(d.pe_metrics[1]));
+  EXPECT_EQ(run_summary(d.pe_metrics[1], 48 * 32)[0], d.pe_metrics[1].frames.back()[0]);
+
+  // A frame is on the scale of the largest value of any interval.
+  Decoded f3 = read_png(dir / "frames" / "fmac_cycles_0003.png");
+  uint32_t fhi = 0;
+  for (const auto& f : d.pe_metrics[0].frames) fhi = std::max(fhi, *std::max_element(f.begin(), f.end()));
+  const uint32_t v = d.pe_metrics[0].frames[3][5 * 48 + 21];
+  EXPECT_EQ(f3.at(L.pe_px_x(21), L.pe_px_y(5)), (ColourScale{0, double(fhi)}.colour(v)));
+}
+
+TEST(VizWrite, MetricOptionSelectsOneAndUnknownMetricIsAUsageError) {
+  const DumpView d = wse::testing::demo_dump(8, 4, 2);
+  const fs::path dir = scratch("metric");
+  VizOptions o;
+  o.metric = "sram_bytes";
+  VizResult r = write_viz(d, dir, o);
+  ASSERT_EQ(r.metrics, std::vector<std::string>{"sram_bytes"});
+  EXPECT_TRUE(fs::exists(dir / "sram_bytes.png"));
+  EXPECT_FALSE(fs::exists(dir / "fmac_cycles.png"));
+  o.metric = "nope";
+  try {
+    write_viz(d, dir, o);
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("fmac_cycles"), std::string::npos) << e.what();  // lists what there is
+  }
+}
+
+TEST(VizWrite, MalformedDumpIsAUsageError) {
+  DumpView d = wse::testing::demo_dump(8, 4, 2);
+  d.pe_metrics[1].frames[1].pop_back();
+  EXPECT_THROW(write_viz(d, scratch("bad")), UsageError);
+  DumpView e = wse::testing::demo_dump(8, 4, 2);
+  e.interval_starts.push_back(5000);
+  EXPECT_THROW(check_dump_view(e), UsageError);
+  EXPECT_THROW(check_dump_view(DumpView{}), UsageError);
+}
+
+}  // namespace
