@@ -11,6 +11,7 @@
 #include "host/job.hpp"
 #include "host/trace_command.hpp"
 #include "host/inspect_command.hpp"
+#include "host/viz_command.hpp"
 #include "host/train_job.hpp"
 
 namespace {
@@ -101,6 +102,12 @@ int main(int argc, char** argv) {
   std::string inspect_file;
   CLI::App* inspect = app.add_subcommand("inspect", "Show what a WeightStream (.wsws) or GradientStream (.wsgs) file holds");
   inspect->add_option("file", inspect_file, "FlatBuffers message file")->required();
+  std::string viz_dump, viz_metric;
+  CLI::App* viz = app.add_subcommand(
+      "viz", "Pictures of an activity dump: DIR/<metric>.png, DIR/frames/<metric>_NNNN.png, DIR/index.html");
+  viz->add_option("dump", viz_dump, "Activity dump (DIR/activity.wsad from wse trace)")->required();
+  viz->add_option("--out", out_dir, "Output directory (default: out)");
+  viz->add_option("--metric", viz_metric, "Only this metric's PNGs (default: every metric)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -112,6 +119,7 @@ int main(int argc, char** argv) {
   try {
     if (*run) return run_command(config, threads, out_dir, train_modes);
     if (*inspect) return wse::inspect_stream_file(inspect_file);
+    if (*viz) return wse::viz_command(viz_dump, out_dir, viz_metric);
     if (*trace) {
       trace_opt.config = config, trace_opt.out = out_dir, trace_opt.threads = threads;
       return trace_command(trace_opt, rect);

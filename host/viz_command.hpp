@@ -1,0 +1,14 @@
+#pragma once
+// `wse viz DUMP --out DIR [--metric NAME]`: PNG heatmaps, animation frames and the HTML viewer of
+// an activity dump (see docs/visualization.md).
+#include <filesystem>
+#include <string>
+
+namespace wse {
+
+// Reads the dump through the verifier and writes DIR/<metric>.png, DIR/frames/<metric>_NNNN.png and
+// DIR/index.html; prints what it wrote. Throws wse::UsageError (naming the dump) on a bad dump or
+// an unknown metric.
+int viz_command(const std::filesystem::path& dump, const std::filesystem::path& out_dir, const std::string& metric);
+
+}  // namespace wse
