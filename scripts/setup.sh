@@ -11,6 +11,7 @@ packages=(
   libeigen3-dev libpng-dev zlib1g-dev        # zlib: the gzipped IDX dataset files
   dataset-fashion-mnist                       # /usr/share/datasets/fashion-mnist
   python3                                     # tests: an independent safetensors reader
+  chromium chromium-driver                    # tests: the HTML viewer in headless Chromium (WebDriver)
 )
 missing=()
 for p in "${packages[@]}"; do

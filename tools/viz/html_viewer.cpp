@@ -57,6 +57,7 @@ constexpr const char* kHead = R"HTML(<!DOCTYPE html>
   td.unit { color:var(--dim); text-align:left; }
   .hint { color:var(--dim); }
 </style>
+<script>window.__errors = []; window.addEventListener("error", (e) => window.__errors.push(String(e.message)));</script>
 </head>
 <body>
 <header><h1>wse viz</h1><span id="meta"></span></header>

@@ -1,0 +1,12 @@
+# ctest fixture for the browser test: a real viewer page, from `wse trace` of the GEMV example
+# followed by `wse viz`. Run with -DWSE=<wse binary> -DSRC=<source dir> -DOUT=<output dir>.
+file(REMOVE_RECURSE ${OUT})
+execute_process(COMMAND ${WSE} trace ${SRC}/examples/gemv.yaml --interval 500 --threads 1 --out ${OUT}/trace
+                RESULT_VARIABLE rc OUTPUT_QUIET)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "wse trace failed (${rc})")
+endif()
+execute_process(COMMAND ${WSE} viz ${OUT}/trace/activity.wsad --out ${OUT}/viz RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/viz/index.html OR NOT EXISTS ${OUT}/viz/fmac_cycles.png)
+  message(FATAL_ERROR "wse viz failed (${rc})")
+endif()
