@@ -10,3 +10,9 @@ execute_process(COMMAND ${WSE} viz ${OUT}/trace/activity.wsad --out ${OUT}/viz R
 if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/viz/index.html OR NOT EXISTS ${OUT}/viz/fmac_cycles.png)
   message(FATAL_ERROR "wse viz failed (${rc})")
 endif()
+# A corrupt dump: a clear error and exit code 2, no crash.
+file(WRITE ${OUT}/corrupt.wsad "WSAD but not really a dump")
+execute_process(COMMAND ${WSE} viz ${OUT}/corrupt.wsad --out ${OUT}/corrupt RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "corrupt.wsad")
+  message(FATAL_ERROR "wse viz of a corrupt dump: exit ${rc}, stderr '${err}' (want 2 and the file name)")
+endif()
