@@ -81,18 +81,18 @@ int main(int argc, char** argv) {
   wse::TrainModes train_modes;
   run->add_flag("--validate_only", train_modes.validate_only, "Check the config and that every layer maps onto the mesh; run nothing");
   run->add_flag("--compile_only", train_modes.compile_only,
-                "Write DIR/mesh_program.json (placement, colours, routes, SRAM plan per PE); train nothing");
+                "Write DIR/mesh_program.json (placement, colours, routes, SRAM plan per PE) and DIR/streams/*.wsws; train nothing");
   run->add_option("config", config, "Run config (YAML)")->required();
   run->add_option("--threads", threads, "Worker threads (default: all hardware threads); results do not depend on it")
       ->check(CLI::Range(1u, 4096u));
-  run->add_option("--out", out_dir, "Directory for report.json (default: out)");
+  run->add_option("--out", out_dir, "Directory for report.json, checkpoints and compile output (default: out)");
   wse::TraceOptions trace_opt;
   std::string rect;
   CLI::App* trace = app.add_subcommand(
       "trace", "Run a config recording one layer: DIR/activity.wsad, DIR/trace.json (Perfetto), DIR/report.json");
   trace->add_option("config", config, "Run config (YAML)")->required();
-  trace->add_option("--layer", trace_opt.layer, "Layer to record (GEMV: the whole kernel, 'gemv')");
-  trace->add_option("--pass", trace_opt.pass, "Pass to record: fwd or bwd (default fwd)");
+  trace->add_option("--layer", trace_opt.layer, "Layer to record: fc1, fc2, ... for a training config; GEMV: the whole kernel, 'gemv' (default)");
+  trace->add_option("--pass", trace_opt.pass, "Pass to record: fwd or bwd (default fwd; bwd for training layers only)");
   trace->add_option("--interval", trace_opt.interval, "Cycles per dump interval (default 1000)")
       ->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
   trace->add_option("--out", out_dir, "Output directory (default: out)");
