@@ -4,6 +4,7 @@
 // so all workers agree on the next cycle to run without a second barrier. Slots are
 // double-buffered by generation parity: a fast worker writing generation g+1 never touches what
 // a slow one is still reading from generation g.
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <thread>
@@ -28,7 +29,7 @@ struct CycleVote {
 
 class CycleBarrier {
  public:
-  explicit CycleBarrier(unsigned workers) : workers_(workers), slots_(2 * workers) {}
+  explicit CycleBarrier(unsigned workers) : workers_(workers), slots_(2 * workers), spin_(workers) {}
 
   CycleVote arrive(unsigned worker, const CycleVote& vote) {
     const uint64_t gen = generation_.load(std::memory_order_acquire);
@@ -37,10 +38,16 @@ class CycleBarrier {
       arrived_.store(0, std::memory_order_relaxed);
       generation_.store(gen + 1, std::memory_order_release);
     } else {
-      for (unsigned spins = 0; generation_.load(std::memory_order_acquire) == gen; ++spins) {
-        if (spins < 4096) WSE_CPU_RELAX();
-        else std::this_thread::yield();  // more workers than cores: let the others run
+      // Spin, then yield. The budget adapts per worker: it doubles while waits end within it (a
+      // yield costs more than a short wait) and halves when they do not (the workers being
+      // waited for are not running: more busy threads than cores), between 2^8 and 2^16 pauses.
+      unsigned& budget = spin_[worker].budget;
+      unsigned spins = 0;
+      for (; generation_.load(std::memory_order_acquire) == gen; ++spins) {
+        if (spins < budget) WSE_CPU_RELAX();
+        else std::this_thread::yield();
       }
+      budget = spins < budget ? std::min(budget * 2, 1u << 16) : std::max(budget / 2, 1u << 8);
     }
     CycleVote all;
     for (unsigned w = 0; w < workers_; ++w) {
@@ -56,8 +63,12 @@ class CycleBarrier {
   struct alignas(64) Slot {
     CycleVote vote;
   };
+  struct alignas(64) Spin {
+    unsigned budget = 1u << 12;
+  };
   const unsigned workers_;
   std::vector<Slot> slots_;
+  std::vector<Spin> spin_;  // each written only by its own worker
   alignas(64) std::atomic<unsigned> arrived_{0};
   alignas(64) std::atomic<uint64_t> generation_{0};
 };
