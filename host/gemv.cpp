@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "fabric/errors.hpp"
+#include "fabric/splitmix.hpp"
 
 namespace wse {
 
@@ -37,15 +38,8 @@ void on_psum(PeContext& ctx, Wavelet w) {
   if (++v.psum_seen == v.m) forward_if_ready(ctx, v);
 }
 
-uint64_t splitmix(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 float unit(uint64_t seed, uint64_t stream, uint64_t i) {
-  uint64_t h = splitmix(splitmix(seed ^ (stream << 56)) + i);
+  uint64_t h = splitmix64(splitmix64(seed ^ (stream << 56)) + i);
   return float(int64_t(h >> 40) - (int64_t(1) << 23)) / float(1 << 23);
 }
 

@@ -5,20 +5,15 @@
 #include <numeric>
 
 #include "fabric/errors.hpp"
+#include "fabric/splitmix.hpp"
 
 namespace wse {
 
 namespace {
 
-uint64_t mix(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 // Uniform in [-1, 1) from (seed, stream, index): independent of order and threads.
 double uniform(uint64_t seed, uint64_t stream, uint64_t i) {
-  return double(mix(mix(seed * 0x100000001b3ull + stream) ^ i) >> 11) * 0x1.0p-52 - 1.0;
+  return double(splitmix64(splitmix64(seed * 0x100000001b3ull + stream) ^ i) >> 11) * 0x1.0p-52 - 1.0;
 }
 
 }  // namespace
@@ -38,7 +33,7 @@ MemoryX::MemoryX(const MemoryXConfig& cfg, const std::vector<LayerSpec>& layers)
     const auto prune = size_t(std::llround(double(cfg.sparsity) * double(w.size())));
     if (prune) {
       std::vector<std::pair<uint64_t, uint32_t>> order(w.size());
-      for (uint32_t i = 0; i < w.size(); ++i) order[i] = {mix(cfg.seed ^ mix(1000 + l) ^ i), i};
+      for (uint32_t i = 0; i < w.size(); ++i) order[i] = {splitmix64(cfg.seed ^ splitmix64(1000 + l) ^ i), i};
       std::sort(order.begin(), order.end());
       for (size_t i = 0; i < prune; ++i) mask[order[i].second] = 0, w.data[order[i].second] = 0.0f;
     }

@@ -1,6 +1,8 @@
 // The `wse` command line: exit codes, messages, and report.json.
 #include <gtest/gtest.h>
 
+#include "cli_support.hpp"
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -10,21 +12,8 @@
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Output {
-  int code;
-  std::string text;
-};
-
-Output wse(const std::string& args) {
-  std::string cmd = std::string(WSE_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string text;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) text.append(buf.data(), n);
-  int status = pclose(p);
-  return {WEXITSTATUS(status), text};
-}
+using wse::test::Output;
+using wse::test::wse;
 
 fs::path write(const std::string& name, const std::string& yaml) {
   fs::path dir = fs::temp_directory_path() / "wse_cli_test";

@@ -1,6 +1,8 @@
 // `wse trace`: the files it writes, its summary, and its errors (exit code 2).
 #include <gtest/gtest.h>
 
+#include "cli_support.hpp"
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -13,21 +15,8 @@
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Output {
-  int code;
-  std::string text;
-};
-
-Output wse(const std::string& args) {
-  std::string cmd = std::string(WSE_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string text;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) text.append(buf.data(), n);
-  int status = pclose(p);
-  return {WEXITSTATUS(status), text};
-}
+using wse::test::Output;
+using wse::test::wse;
 
 fs::path dir() {
   fs::path d = fs::temp_directory_path() / "wse_trace_cli_test";

@@ -1,6 +1,8 @@
 // `wse run` on a training config: validate, compile, train, and the errors users meet.
 #include <gtest/gtest.h>
 
+#include "cli_support.hpp"
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -10,19 +12,8 @@
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Output {
-  int code;
-  std::string text;
-};
-
-Output wse(const std::string& args) {
-  FILE* p = popen((std::string(WSE_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  std::string text;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) text.append(buf.data(), n);
-  return {WEXITSTATUS(pclose(p)), text};
-}
+using wse::test::Output;
+using wse::test::wse;
 
 fs::path dir() {
   fs::path d = fs::temp_directory_path() / "wse_train_cli_test";
@@ -62,15 +53,8 @@ TEST(TrainCli, TrainsPrintsLossAndAccuracyAndWritesTheReport) {
   EXPECT_TRUE(fs::exists(out / "checkpoints" / "step_3.safetensors"));
   EXPECT_TRUE(fs::exists(out / "checkpoints" / "step_6.safetensors"));
   // An independent reader (Python standard library only) opens the checkpoint.
-  Output py = {0, ""};
-  {
-    std::string cmd = std::string("python3 ") + WSE_SOURCE_DIR + "/tests/tools/read_safetensors.py " +
-                      (out / "checkpoints" / "step_6.safetensors").string() + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    std::array<char, 4096> buf;
-    while (size_t n = fread(buf.data(), 1, buf.size(), p)) py.text.append(buf.data(), n);
-    py.code = WEXITSTATUS(pclose(p));
-  }
+  Output py = wse::test::shell(std::string("python3 ") + WSE_SOURCE_DIR + "/tests/tools/read_safetensors.py " +
+                               (out / "checkpoints" / "step_6.safetensors").string());
   EXPECT_EQ(py.code, 0) << py.text;
   EXPECT_NE(py.text.find("ok: 12 tensors, step 6"), std::string::npos) << py.text;  // 4 params + 8 Adam states
   EXPECT_NE(py.text.find("fc1.weight.exp_avg_sq [784, 16]"), std::string::npos) << py.text;

@@ -1,0 +1,30 @@
+#pragma once
+// Running a command line (the `wse` binary, a script) from a test: its exit code and output.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace wse::test {
+
+struct Output {
+  int code;
+  std::string text;
+};
+
+// Runs `command` through the shell with stderr folded into stdout.
+inline Output shell(const std::string& command) {
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  std::string text;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) text.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WEXITSTATUS(status), text};
+}
+
+#ifdef WSE_BINARY
+inline Output wse(const std::string& args) { return shell(std::string(WSE_BINARY) + " " + args); }
+#endif
+
+}  // namespace wse::test
