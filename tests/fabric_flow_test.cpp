@@ -71,6 +71,15 @@ void busy_start(PeContext& ctx) {
   for (int i = 0; i < 5000; ++i) ctx.fmac(y, y, 0.0f, 1);  // 5000 cycles of fmac
 }
 
+// A PE busy for 5000 cycles at start, then recording what arrives on `colour`.
+Program slow_recorder(Colour colour) {
+  Program p;
+  p.name = "slow";
+  p.on(colour, Recorder::on_wavelet);
+  p.start_task = p.local(busy_start);
+  return p;
+}
+
 TEST(FabricFlow, AFullBufferOnOneColourDoesNotBlockAnother) {
   // Colour 0 goes to a PE that is busy for 5000 cycles; colour 1 shares the same link and passes.
   const uint32_t n = 40;
@@ -84,10 +93,7 @@ TEST(FabricFlow, AFullBufferOnOneColourDoesNotBlockAnother) {
   IngressPort& free = m.add_ingress({0, 0}, Dir::North);
   for (uint32_t k = 0; k < n; ++k) blocked.enqueue(Wavelet{k, 0}), free.enqueue(Wavelet{k, 1});
   EgressPort& out = m.add_egress({1, 0}, Dir::East);
-  Program slow;
-  slow.name = "slow";
-  slow.on(0, Recorder::on_wavelet);
-  slow.start_task = slow.local(busy_start);
+  const Program slow = slow_recorder(0);
   wafer.load({1, 0}, &slow);
   wafer.allocate({1, 0}, "record", 8 + 4 * n);
   wafer.finalize(1);
@@ -141,6 +147,14 @@ TEST(FabricFlow, MulticastDeliversExactlyOnceToEveryTarget) {
 // Sends its 100-word "out" buffer east once, at start.
 void send_all(PeContext& ctx) { ctx.send(3, ctx.at<float>(0u), 100); }
 
+// A PE that sends its 100-word "out" buffer on colour 3 at start.
+Program sender_program() {
+  Program p;
+  p.name = "sender";
+  p.start_task = p.local(send_all);
+  return p;
+}
+
 TEST(FabricFlow, APeThatDoesNotDrainStallsItsSenderWithoutLosingAWavelet) {
   const uint32_t n = 100;
   MachineSpec s = test::spec(2);
@@ -148,16 +162,11 @@ TEST(FabricFlow, APeThatDoesNotDrainStallsItsSenderWithoutLosingAWavelet) {
   Mesh& m = wafer.mesh();
   m.set_route({0, 0}, 3, Route::make(Dir::Ramp, {Dir::East}));
   m.set_route({1, 0}, 3, Route::make(Dir::West, {Dir::Ramp}));
-  Program sender;
-  sender.name = "sender";
-  sender.start_task = sender.local(send_all);
+  const Program sender = sender_program();
   wafer.load({0, 0}, &sender);
   SramRef buf = wafer.allocate({0, 0}, "out", 4 * n);
   for (uint32_t k = 0; k < n; ++k) reinterpret_cast<uint32_t*>(wafer.pe({0, 0}).sram.base() + buf.offset)[k] = k;
-  Program slow;
-  slow.name = "slow";
-  slow.on(3, Recorder::on_wavelet);
-  slow.start_task = slow.local(busy_start);
+  const Program slow = slow_recorder(3);
   wafer.load({1, 0}, &slow);
   wafer.allocate({1, 0}, "record", 8 + 4 * n);
   wafer.finalize(1);
@@ -186,15 +195,10 @@ TEST(FabricFlow, ACycleLimitStopsARunThatNeverDrains) {
   Mesh& m = wafer.mesh();
   m.set_route({0, 0}, 3, Route::make(Dir::Ramp, {Dir::East}));
   m.set_route({1, 0}, 3, Route::make(Dir::West, {Dir::Ramp}));
-  Program sender;
-  sender.name = "sender";
-  sender.start_task = sender.local(send_all);
+  const Program sender = sender_program();
   wafer.load({0, 0}, &sender);
   wafer.allocate({0, 0}, "out", 400);
-  Program slow;
-  slow.name = "slow";
-  slow.on(3, Recorder::on_wavelet);
-  slow.start_task = slow.local(busy_start);
+  const Program slow = slow_recorder(3);
   wafer.load({1, 0}, &slow);
   wafer.allocate({1, 0}, "record", 408);
   wafer.finalize(1);
