@@ -79,9 +79,108 @@ float number(const YAML::Node& n, const std::string& where, const std::string& f
   return float(v);
 }
 
+// model.init.weight / .bias: {kind, mean, std, low, high, value, a, gain, scale}.
+ParamInit load_param_init(const YAML::Node& n, const std::string& where, const std::string& field) {
+  check_keys(n, where, field, {"kind", "mean", "std", "low", "high", "value", "a", "gain", "scale"});
+  ParamInit p;
+  if (!n["kind"]) throw ConfigError(where + ": field '" + field + ".kind' is required");
+  p.kind = scalar<std::string>(n["kind"], where, field + ".kind", "an init kind");
+  auto num = [&](const char* key, double dflt) {
+    return n[key] ? scalar<double>(n[key], where, field + "." + key, "a number") : dflt;
+  };
+  if (p.kind == "fill") p.a = num("value", 0);
+  else if (p.kind == "normal") p.a = num("mean", 0), p.b = num("std", 1);
+  else if (p.kind == "uniform") p.a = num("low", 0), p.b = num("high", 1);
+  else if (p.kind == "kaiming_uniform" || p.kind == "kaiming_normal") p.a = num("a", 0);
+  else if (p.kind == "xavier_uniform" || p.kind == "xavier_normal") p.a = num("gain", 1);
+  else if (p.kind != "default" && p.kind != "zeros")
+    throw ConfigError(where + ": field '" + field + ".kind': unknown init '" + p.kind +
+                      "' (known: default, zeros, fill, normal, uniform, kaiming_uniform, kaiming_normal, xavier_uniform, xavier_normal)");
+  if (p.kind == "normal" && !(p.b >= 0)) throw ConfigError(where + ": field '" + field + ".std': expected a number >= 0");
+  if (p.kind == "uniform" && !(p.a <= p.b)) throw ConfigError(where + ": field '" + field + "': expected low <= high");
+  p.scale = num("scale", 1);
+  return p;
+}
+
+double sparsity_level(const YAML::Node& n, const std::string& where, const std::string& field) {
+  const double v = scalar<double>(n, where, field, "a sparsity level in [0, 1)");
+  if (!(v >= 0 && v < 1)) throw ConfigError(where + ": field '" + field + "': expected a level in [0, 1), got " + describe(n));
+  return v;
+}
+
+SparsityPattern sparsity_pattern(const YAML::Node& n, const std::string& where, const std::string& field) {
+  SparsityPattern p;
+  p.pattern = scalar<std::string>(n, where, field, "a regular expression");
+  try {
+    p.re = std::regex(p.pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw ConfigError(where + ": field '" + field + "': regex '" + p.pattern + "' does not compile: " + e.what());
+  }
+  return p;
+}
+
+// The `sparsity:` block: a level, or {sparsity, init_method, seed, param_name_patterns}.
+void load_sparsity(SparsityConfig& sc, const YAML::Node& n, const std::string& where) {
+  sc.enabled = true;
+  if (n.IsScalar()) {
+    sc.level = sparsity_level(n, where, "sparsity");
+    return;
+  }
+  check_keys(n, where, "sparsity", {"sparsity", "init_method", "seed", "param_name_patterns"});
+  if (n["sparsity"]) sc.level = sparsity_level(n["sparsity"], where, "sparsity.sparsity");
+  try {
+    if (n["init_method"])
+      sc.method = parse_sparsity_init(scalar<std::string>(n["init_method"], where, "sparsity.init_method", "random, topk or from_zeros"),
+                                      where + ": field 'sparsity.init_method'");
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const UsageError& e) {
+    throw ConfigError(e.what());
+  }
+  if (n["seed"]) sc.seed = scalar<uint64_t>(n["seed"], where, "sparsity.seed", "a non-negative integer");
+  YAML::Node pats = n["param_name_patterns"];
+  if (!pats) return;
+  const std::string f = "sparsity.param_name_patterns";
+  sc.patterns.emplace();
+  if (pats.IsScalar()) {
+    sc.patterns->push_back(sparsity_pattern(pats, where, f));
+  } else if (pats.IsSequence()) {
+    for (size_t i = 0; i < pats.size(); ++i) sc.patterns->push_back(sparsity_pattern(pats[i], where, f + "[" + std::to_string(i) + "]"));
+  } else if (pats.IsMap()) {
+    // regex -> overrides, in the order written: the first match wins.
+    for (const auto& kv : pats) {
+      const std::string key = kv.first.as<std::string>();
+      const std::string kf = f + "." + key;
+      SparsityPattern p = sparsity_pattern(kv.first, where, f);
+      if (kv.second && !kv.second.IsNull()) {
+        check_keys(kv.second, where, kf, {"sparsity", "init_method", "seed"});
+        if (kv.second["sparsity"]) p.level = sparsity_level(kv.second["sparsity"], where, kf + ".sparsity");
+        if (kv.second["init_method"]) {
+          const std::string m = scalar<std::string>(kv.second["init_method"], where, kf + ".init_method", "random, topk or from_zeros");
+          try {
+            p.method = parse_sparsity_init(m, where + ": field '" + kf + ".init_method'");
+          } catch (const UsageError& e) {
+            throw ConfigError(e.what());
+          }
+        }
+        if (kv.second["seed"]) p.seed = scalar<uint64_t>(kv.second["seed"], where, kf + ".seed", "a non-negative integer");
+      }
+      sc.patterns->push_back(std::move(p));
+    }
+  } else {
+    throw ConfigError(where + ": field '" + f + "': expected a regex, a list of regexes or a mapping regex -> overrides");
+  }
+  if (sc.patterns->empty()) throw ConfigError(where + ": field '" + f + "' is empty (leave it out for the default selection)");
+}
+
 void load_train_fields(TrainConfig& t, const YAML::Node& root, const std::string& where) {
   if (YAML::Node m = root["model"]) {
-    check_keys(m, where, "model", {"layers"});
+    check_keys(m, where, "model", {"layers", "init"});
+    if (YAML::Node init = m["init"]) {
+      check_keys(init, where, "model.init", {"weight", "bias"});
+      if (init["weight"]) t.memoryx.weight_init = load_param_init(init["weight"], where, "model.init.weight");
+      if (init["bias"]) t.memoryx.bias_init = load_param_init(init["bias"], where, "model.init.bias");
+    }
     if (YAML::Node layers = m["layers"]) {
       if (!layers.IsSequence() || layers.size() < 2)
         throw ConfigError(where + ": field 'model.layers': expected a list of at least two feature sizes, e.g. [784, 256, 256, 10]");
@@ -124,20 +223,21 @@ void load_train_fields(TrainConfig& t, const YAML::Node& root, const std::string
     if (o["eps"]) oc.eps = number(o["eps"], where, "optimizer.eps", 0, 1);
     if (o["weight_decay"]) oc.weight_decay = number(o["weight_decay"], where, "optimizer.weight_decay", 0, 1);
   }
+  bool encoding_given = false;
   if (YAML::Node w = root["weights"]) {
-    check_keys(w, where, "weights", {"encoding", "sparsity", "seed"});
+    if (w.IsMap() && w["sparsity"])
+      throw ConfigError(where + ": field 'weights.sparsity' has moved: write a top-level 'sparsity:' block "
+                        "(sparsity, init_method, seed, param_name_patterns), see docs/sparsity.md");
+    check_keys(w, where, "weights", {"encoding", "seed"});
     if (w["encoding"]) {
       std::string e = scalar<std::string>(w["encoding"], where, "weights.encoding", "dense or sparse");
       if (e != "dense" && e != "sparse") throw ConfigError(where + ": field 'weights.encoding': expected dense or sparse, got '" + e + "'");
       t.memoryx.encoding = e == "dense" ? StreamEncoding::Dense : StreamEncoding::Sparse;
-    }
-    if (w["sparsity"]) {
-      double v = scalar<double>(w["sparsity"], where, "weights.sparsity", "a number in [0, 1)");
-      if (!(v >= 0 && v < 1)) throw ConfigError(where + ": field 'weights.sparsity': expected a level in [0, 1), got " + describe(w["sparsity"]));
-      t.memoryx.sparsity = float(v);
+      encoding_given = true;
     }
     if (w["seed"]) t.memoryx.seed = scalar<uint64_t>(w["seed"], where, "weights.seed", "a non-negative integer");
   }
+  if (YAML::Node sp = root["sparsity"]) load_sparsity(t.memoryx.sparsity, sp, where);
   if (YAML::Node sx = root["swarmx"]) {
     check_keys(sx, where, "swarmx", {"fanout", "latency_per_level", "bytes_per_cycle_per_link"});
     if (sx["fanout"]) t.swarmx.fanout = uint32_t(positive(sx["fanout"], where, "swarmx.fanout", 64));
@@ -146,10 +246,16 @@ void load_train_fields(TrainConfig& t, const YAML::Node& root, const std::string
     if (sx["bytes_per_cycle_per_link"]) t.swarmx.bytes_per_cycle_per_link = number(sx["bytes_per_cycle_per_link"], where, "swarmx.bytes_per_cycle_per_link", 0, 1e9);
   }
   if (YAML::Node mx = root["memoryx"]) {
-    check_keys(mx, where, "memoryx", {"bytes_per_cycle"});
+    check_keys(mx, where, "memoryx", {"bytes_per_cycle", "lazy_initialization", "optimize_initialization", "max_async_parallel_compute"});
     if (mx["bytes_per_cycle"]) t.memoryx.bytes_per_cycle = number(mx["bytes_per_cycle"], where, "memoryx.bytes_per_cycle", 0, 1e9);
+    InitSettings& in = t.memoryx.init;
+    if (mx["lazy_initialization"]) in.lazy = scalar<bool>(mx["lazy_initialization"], where, "memoryx.lazy_initialization", "true or false");
+    if (mx["optimize_initialization"])
+      in.optimize = scalar<bool>(mx["optimize_initialization"], where, "memoryx.optimize_initialization", "true or false");
+    if (mx["max_async_parallel_compute"])
+      in.max_parallel = uint32_t(positive(mx["max_async_parallel_compute"], where, "memoryx.max_async_parallel_compute", 256));
   }
-  if (t.memoryx.sparsity > 0 && t.memoryx.encoding == StreamEncoding::Dense)
+  if (t.memoryx.sparsity.enabled && !encoding_given)
     t.memoryx.encoding = StreamEncoding::Sparse;  // a sparse model is streamed sparse: zeros are never sent
 }
 
@@ -205,7 +311,7 @@ RunConfig load_run_config(const std::filesystem::path& path) {
   YAML::Node root = load_yaml(path, "config");
   if (!root.IsMap()) throw ConfigError(where + ": expected a mapping at the top level");
   check_keys(root, where, "",
-             {"machine", "mesh", "kernel", "gemv", "run", "model", "data", "training", "optimizer", "weights", "swarmx", "memoryx"});
+             {"machine", "mesh", "kernel", "gemv", "run", "model", "data", "training", "optimizer", "weights", "sparsity", "swarmx", "memoryx"});
   RunConfig cfg;
   cfg.source = path;
 

@@ -138,7 +138,12 @@ FcTrainer::FcTrainer(const RunConfig& cfg, unsigned threads) : cfg_(cfg), thread
   }
   std::vector<LayerSpec> specs;
   for (size_t l = 0; l + 1 < t.layers.size(); ++l) specs.push_back({layer_name(l), t.layers[l], t.layers[l + 1]});
-  memoryx_ = std::make_unique<MemoryX>(t.memoryx, specs);
+  if (t.resume_from.empty()) {
+    memoryx_ = std::make_unique<MemoryX>(t.memoryx, specs);
+  } else {
+    Checkpoint ckpt = read_safetensors(t.resume_from);
+    memoryx_ = std::make_unique<MemoryX>(t.memoryx, specs, &ckpt, "checkpoint " + t.resume_from.string());
+  }
   SwarmXConfig sx = t.swarmx;
   sx.wafers = t.num_csx;
   swarmx_ = std::make_unique<SwarmX>(sx);
@@ -175,7 +180,6 @@ FcTrainer::FcTrainer(const RunConfig& cfg, unsigned threads) : cfg_(cfg), thread
     wafer->finalize(threads);
     wafers_.push_back(std::move(wafer));
   }
-  if (!t.resume_from.empty()) memoryx_->restore(read_safetensors(t.resume_from), "checkpoint " + t.resume_from.string());
 }
 
 FcTrainer::~FcTrainer() = default;

@@ -1,11 +1,14 @@
 #include "host/train_job.hpp"
 
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "host/dataset.hpp"
+#include "fabric/log.hpp"
 #include "host/fc_trainer.hpp"
 
 namespace wse {
@@ -19,17 +22,96 @@ void save_checkpoint(FcTrainer& t, const std::filesystem::path& dir, uint64_t st
   std::printf("  checkpoint %s\n", path.string().c_str());
 }
 
+// The most host memory this process has held so far (Linux reports KiB).
+uint64_t peak_rss_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return uint64_t(u.ru_maxrss) * 1024;
+}
+
+nlohmann::json sparsity_json(const MemoryX& mx) {
+  nlohmann::json params = nlohmann::json::array();
+  uint64_t numel = 0, pruned = 0;
+  for (const SparsifiedParam& p : mx.sparsified()) {
+    params.push_back({{"name", p.plan.name},
+                      {"level", p.plan.level},
+                      {"init_method", to_string(p.plan.method)},
+                      {"seed", p.plan.seed},
+                      {"numel", p.numel},
+                      {"pruned", p.pruned},
+                      {"kept", p.numel - p.pruned},
+                      {"newly_pruned", p.newly_pruned},
+                      {"regrown", p.regrown}});
+    numel += p.numel, pruned += p.pruned;
+  }
+  return {{"enabled", mx.config().sparsity.enabled},
+          {"params", params},
+          {"sparse_numel", numel},
+          {"pruned", pruned},
+          {"level", numel ? double(pruned) / double(numel) : 0.0}};
+}
+
+nlohmann::json init_json(const InitStats& s, const InitSettings& cfg) {
+  return {{"lazy_initialization", cfg.lazy},
+          {"optimize_initialization", cfg.optimize},
+          {"max_async_parallel_compute", cfg.max_parallel},
+          {"tensors", s.tensors},
+          {"ops_recorded", s.ops_recorded},
+          {"ops_pruned", s.ops_pruned},
+          {"ops_executed", s.ops_executed},
+          {"store_bytes", s.store_bytes},
+          {"peak_tensor_bytes", s.peak_bytes},
+          {"max_in_flight", s.max_in_flight},
+          {"seconds", s.record_seconds + s.materialize_seconds}};
+}
+
+// What --validate_only says about the sparsity block: every parameter it would sparsify.
+void print_sparsity_plan(const TrainConfig& tc, const std::vector<LayerSpec>& specs) {
+  if (!tc.memoryx.sparsity.enabled) {
+    std::printf("  sparsity: none (dense run)\n");
+    return;
+  }
+  const auto params = MemoryX::parameters(specs);
+  const SparsityPlan plan = plan_sparsity(tc.memoryx.sparsity, params, tc.memoryx.seed);
+  for (const auto& w : plan.warnings) log(LogLevel::Warning, w);
+  std::printf("  sparsity: %zu of %zu parameters\n", plan.params.size(), params.size());
+  for (const ParamSparsity& p : plan.params) {
+    uint64_t numel = 1;
+    for (uint32_t d : params[p.param].shape) numel *= d;
+    if (p.method == SparsityInit::FromZeros)
+      std::printf("    %-14s %10llu  from_zeros (its zero weights), seed %llu\n", p.name.c_str(), (unsigned long long)numel,
+                  (unsigned long long)p.seed);
+    else
+      std::printf("    %-14s %10llu  level %.4g %-6s seed %llu: %llu pruned, %llu kept%s%s\n", p.name.c_str(),
+                  (unsigned long long)numel, p.level, to_string(p.method), (unsigned long long)p.seed,
+                  (unsigned long long)pruned_count(p.level, numel), (unsigned long long)(numel - pruned_count(p.level, numel)),
+                  p.pattern.empty() ? "" : "  (pattern ", p.pattern.empty() ? "" : (p.pattern + ")").c_str());
+  }
+}
+
 }  // namespace
 
 int run_training(const RunConfig& cfg, unsigned threads, const std::filesystem::path& out_dir, TrainModes modes) {
   const TrainConfig& tc = cfg.train;
+  const auto t_start = std::chrono::steady_clock::now();
   FcTrainer trainer(cfg, threads);  // compiles every layer: throws if one does not map
   std::printf("wse: fc_train");
   for (size_t i = 0; i < tc.layers.size(); ++i) std::printf("%s%u", i ? " -> " : " ", tc.layers[i]);
   std::printf(" on %u wafer(s) of %ux%u PEs (%s), global batch %u, %s weights, %s, %u thread(s)\n", tc.num_csx,
               trainer.grid_cols(), trainer.grid_rows(), cfg.machine.name.c_str(), tc.batch_size,
               tc.memoryx.encoding == StreamEncoding::Sparse ? "sparse" : "dense", tc.memoryx.optimizer.kind.c_str(), threads);
+  {
+    const InitStats& is = trainer.memoryx().init_stats();
+    std::printf("  init: %s%s, %llu tensors, %llu ops recorded, %llu pruned, %.2f s, %.1f MiB in MemoryX\n",
+                tc.memoryx.init.lazy ? "lazy" : "eager",
+                tc.memoryx.init.lazy ? (" x" + std::to_string(tc.memoryx.init.max_parallel)).c_str() : "",
+                (unsigned long long)is.tensors, (unsigned long long)is.ops_recorded, (unsigned long long)is.ops_pruned,
+                is.record_seconds + is.materialize_seconds, double(is.store_bytes) / (1 << 20));
+  }
   if (modes.validate_only) {
+    std::vector<LayerSpec> specs;
+    for (size_t l = 0; l < trainer.memoryx().layers(); ++l) specs.push_back(trainer.memoryx().layer(l));
+    print_sparsity_plan(tc, specs);
     nlohmann::json plan = trainer.mesh_program();
     std::printf("  valid: every layer maps; peak SRAM per PE %u of %u bytes\n", plan["sram_plan"]["peak_bytes_max"].get<uint32_t>(),
                 cfg.machine.sram_bytes_per_pe);
@@ -73,12 +155,14 @@ int run_training(const RunConfig& cfg, unsigned threads, const std::filesystem::
   uint64_t wafer_cycles = 0;
   double window_loss = 0;
   uint32_t window = 0;
+  double first_loss_seconds = 0;
   const uint64_t first = trainer.memoryx().step();
   for (uint64_t s = first; s < first + total_steps; ++s) {
     const uint32_t b = uint32_t(s % steps_per_epoch) * tc.batch_size;
     StepResult r = trainer.train_step(&train.images[size_t(b) * train.features], &train.labels[b]);
     wafer_cycles += r.cycles;
     losses.push_back(r.loss);
+    if (s == first) first_loss_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
     window_loss += r.loss, ++window;
     const uint64_t done = s + 1;
     if (done % tc.log_every == 0 || done == first + total_steps) {
@@ -103,6 +187,7 @@ int run_training(const RunConfig& cfg, unsigned threads, const std::filesystem::
     correct += r.correct, scored += tc.batch_size, test_loss += r.loss * tc.batch_size;
   }
   const double accuracy = scored ? double(correct) / scored : 0.0;
+  std::printf("  first loss after %.2f s; peak host memory %.1f MiB\n", first_loss_seconds, double(peak_rss_bytes()) / (1 << 20));
   if (scored) std::printf("  test accuracy %.2f%% on %u samples (loss %.4f)\n", 100 * accuracy, scored, test_loss / scored);
 
   nlohmann::json j;
@@ -115,7 +200,10 @@ int run_training(const RunConfig& cfg, unsigned threads, const std::filesystem::
   j["batch_size"] = tc.batch_size;
   j["steps"] = total_steps;
   j["encoding"] = tc.memoryx.encoding == StreamEncoding::Sparse ? "sparse" : "dense";
-  j["sparsity"] = tc.memoryx.sparsity;
+  j["sparsity"] = sparsity_json(trainer.memoryx());
+  j["init"] = init_json(trainer.memoryx().init_stats(), tc.memoryx.init);
+  j["time_to_first_loss_seconds"] = first_loss_seconds;
+  j["peak_rss_bytes"] = peak_rss_bytes();
   j["wafer_cycles"] = wafer_cycles;
   j["wafer_cycles_per_step"] = total_steps ? wafer_cycles / total_steps : 0;
   nlohmann::json layers = nlohmann::json::array();

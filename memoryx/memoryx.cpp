@@ -1,50 +1,174 @@
 #include "memoryx/memoryx.hpp"
 
-#include <algorithm>
 #include <cmath>
-#include <numeric>
+#include <limits>
+#include <memory>
 
 #include "fabric/errors.hpp"
-#include "fabric/splitmix.hpp"
+#include "fabric/log.hpp"
 
 namespace wse {
 
 namespace {
 
-// Uniform in [-1, 1) from (seed, stream, index): independent of order and threads.
-double uniform(uint64_t seed, uint64_t stream, uint64_t i) {
-  return double(splitmix64(splitmix64(seed * 0x100000001b3ull + stream) ^ i) >> 11) * 0x1.0p-52 - 1.0;
+constexpr float kSentinel = std::numeric_limits<float>::quiet_NaN();
+
+// The config's extra init op on a tensor, recorded after nn.Linear's default.
+void record_init(InitGraph& g, size_t t, const ParamInit& init) {
+  const std::string& k = init.kind;
+  if (k == "default") {
+  } else if (k == "zeros") {
+    g.zero(t);
+  } else if (k == "fill") {
+    g.fill(t, float(init.a));
+  } else if (k == "normal") {
+    g.normal(t, init.a, init.b);
+  } else if (k == "uniform") {
+    g.uniform(t, init.a, init.b);
+  } else if (k == "kaiming_uniform") {
+    g.kaiming_uniform(t, init.a);
+  } else if (k == "kaiming_normal") {
+    g.kaiming_normal(t, init.a);
+  } else if (k == "xavier_uniform") {
+    g.xavier_uniform(t, init.a);
+  } else if (k == "xavier_normal") {
+    g.xavier_normal(t, init.a);
+  } else {
+    throw UsageError("model init: unknown kind '" + k + "'");
+  }
+  if (init.scale != 1.0) g.scale(t, init.scale);
+}
+
+std::string fmt_level(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
 }
 
 }  // namespace
 
-MemoryX::MemoryX(const MemoryXConfig& cfg, const std::vector<LayerSpec>& layers) : cfg_(cfg), layers_(layers) {
-  const auto state_names = optimizer_state_names(cfg.optimizer);
-  for (size_t l = 0; l < layers.size(); ++l) {
-    const LayerSpec& s = layers[l];
-    // nn.Linear's default: U(-1/sqrt(in), 1/sqrt(in)) for weight and bias.
-    const double bound = 1.0 / std::sqrt(double(s.in));
-    Tensor w = Tensor::zeros(s.name + ".weight", {s.in, s.out});
-    Tensor b = Tensor::zeros(s.name + ".bias", {s.out});
-    for (size_t i = 0; i < w.size(); ++i) w.data[i] = float(bound * uniform(cfg.seed, 2 * l, i));
-    for (size_t i = 0; i < b.size(); ++i) b.data[i] = float(bound * uniform(cfg.seed, 2 * l + 1, i));
-    // Static sparsity: prune round(sparsity * numel) weights chosen by a seeded shuffle.
-    std::vector<uint8_t> mask(w.size(), 1);
-    const auto prune = size_t(std::llround(double(cfg.sparsity) * double(w.size())));
-    if (prune) {
-      std::vector<std::pair<uint64_t, uint32_t>> order(w.size());
-      for (uint32_t i = 0; i < w.size(); ++i) order[i] = {splitmix64(cfg.seed ^ splitmix64(1000 + l) ^ i), i};
-      std::sort(order.begin(), order.end());
-      for (size_t i = 0; i < prune; ++i) mask[order[i].second] = 0, w.data[order[i].second] = 0.0f;
+std::vector<ParamInfo> MemoryX::parameters(const std::vector<LayerSpec>& layers) {
+  std::vector<ParamInfo> out;
+  for (const LayerSpec& s : layers) {
+    out.push_back({s.name + ".weight", {s.in, s.out}});
+    out.push_back({s.name + ".bias", {s.out}});
+  }
+  return out;
+}
+
+MemoryX::MemoryX(const MemoryXConfig& cfg, const std::vector<LayerSpec>& layers, Checkpoint* resume, const std::string& where)
+    : cfg_(cfg), layers_(layers) {
+  initialize(resume, where);
+  sparsify(where);
+  if (resume) {
+    auto it = resume->metadata.find("step");
+    step_ = it == resume->metadata.end() ? 0 : std::stoull(it->second);
+  }
+}
+
+void MemoryX::initialize(Checkpoint* resume, const std::string& where) {
+  // Record the model's initialization as PyTorch would run it, then materialize into the store.
+  InitGraph g(cfg_.seed, cfg_.init);
+  const auto state_names = optimizer_state_names(cfg_.optimizer);
+  struct Slot {
+    size_t param;
+    int state;  // -1 = the parameter itself
+  };
+  std::vector<Slot> slots;
+  const auto infos = parameters(layers_);
+  for (size_t p = 0; p < infos.size(); ++p) {
+    const LayerSpec& s = layers_[p / 2];
+    const size_t t = g.add_tensor(infos[p].name, infos[p].shape, s.in, s.out);
+    slots.push_back({p, -1});
+    // nn.Linear.reset_parameters: kaiming_uniform_(a=sqrt(5)) on the weight (a bound of
+    // 1/sqrt(in)), U(+-1/sqrt(in)) on the bias.
+    if (p % 2 == 0) {
+      g.kaiming_uniform(t, std::sqrt(5.0));
+      record_init(g, t, cfg_.weight_init);
+    } else {
+      const double bound = 1.0 / std::sqrt(double(s.in));
+      g.uniform(t, -bound, bound);
+      record_init(g, t, cfg_.bias_init);
     }
-    masks_.push_back(std::move(mask));
-    for (Tensor* t : {&w, &b}) {
-      std::vector<Tensor> st;
-      for (const auto& n : state_names) st.push_back(Tensor::zeros(t->name + "." + n, t->shape));
-      states_.push_back(std::move(st));
+    for (size_t k = 0; k < state_names.size(); ++k) {
+      g.zero(g.add_tensor(infos[p].name + "." + state_names[k], infos[p].shape, s.in, s.out));
+      slots.push_back({p, int(k)});
     }
-    params_.push_back(std::move(w));
-    params_.push_back(std::move(b));
+  }
+  if (resume) {
+    // Loading a checkpoint is one more op per tensor: it overwrites, so the init ops are pruned.
+    std::vector<std::string> names;
+    for (size_t t = 0; t < slots.size(); ++t) {
+      const ParamInfo& info = infos[slots[t].param];
+      const std::string name = slots[t].state < 0 ? info.name : info.name + "." + state_names[size_t(slots[t].state)];
+      Tensor* src = nullptr;
+      for (Tensor& c : resume->tensors)
+        if (c.name == name) src = &c;
+      if (!src) throw UsageError(where + ": has no tensor '" + name + "' (is it a checkpoint of this model and optimizer?)");
+      if (src->shape != info.shape) throw UsageError(where + ": tensor '" + name + "' has a different shape than the model's");
+      g.copy_from(t, std::make_shared<const std::vector<float>>(std::move(src->data)));
+    }
+  }
+  std::vector<Tensor> store = g.materialize();
+  init_stats_ = g.stats();
+  params_.resize(infos.size());
+  states_.assign(infos.size(), std::vector<Tensor>(state_names.size()));
+  for (size_t t = 0; t < slots.size(); ++t) {
+    if (slots[t].state < 0) params_[slots[t].param] = std::move(store[t]);
+    else states_[slots[t].param][size_t(slots[t].state)] = std::move(store[t]);
+  }
+}
+
+void MemoryX::sparsify(const std::string& where) {
+  const auto infos = parameters(layers_);
+  const SparsityPlan plan = plan_sparsity(cfg_.sparsity, infos, cfg_.seed);
+  for (const auto& w : plan.warnings) log(LogLevel::Warning, w);
+  masks_.assign(params_.size(), {});
+  size_t next = 0;
+  for (size_t p = 0; p < params_.size(); ++p) {
+    Tensor& w = params_[p];
+    // A sparse checkpoint marks its pruned weights with NaN.
+    std::vector<uint8_t> prior;
+    uint64_t sentinels = 0;
+    for (float v : w.data) sentinels += std::isnan(v);
+    if (sentinels) {
+      if (!cfg_.sparsity.enabled)
+        throw UsageError(where + ": '" + w.name + "' holds " + std::to_string(sentinels) +
+                         " NaN sentinels, so it is a sparse run's checkpoint, but the config has no 'sparsity' block; "
+                         "add one (the same level keeps its pattern) or run `wse finalize-checkpoint` on it first");
+      prior.resize(w.size());
+      for (size_t i = 0; i < w.size(); ++i) prior[i] = !std::isnan(w.data[i]);
+    }
+    const bool planned = next < plan.params.size() && plan.params[next].param == p;
+    if (!planned && prior.empty()) continue;
+    // A sparse parameter the config no longer selects is regrown in full (level 0).
+    ParamSparsity ps = planned ? plan.params[next++] : ParamSparsity{p, w.name, 0.0, SparsityInit::Random, cfg_.seed + p, ""};
+    MaskChange change;
+    std::vector<uint8_t> mask = sparsity_mask(w.data.data(), w.size(), ps, prior, &change);
+    for (size_t i = 0; i < w.size(); ++i) {
+      // Pruned weights and regrown ones start from 0, and so do their optimizer states.
+      if (mask[i] && (prior.empty() || prior[i])) continue;
+      w.data[i] = 0.0f;
+      for (Tensor& s : states_[p]) s.data[i] = 0.0f;
+    }
+    SparsifiedParam rec{ps, w.size(), change.pruned, change.newly_pruned, change.regrown, !prior.empty()};
+    log(LogLevel::Debug, "sparsity: " + w.name + " [" + std::to_string(w.size()) + "] " + to_string(ps.method) + " level " +
+                             fmt_level(ps.level) + " seed " + std::to_string(ps.seed) + ": " + std::to_string(change.pruned) +
+                             " pruned, " + std::to_string(w.size() - change.pruned) + " kept" +
+                             (prior.empty() ? std::string()
+                                            : " (checkpoint pattern: " + std::to_string(change.newly_pruned) + " newly pruned, " +
+                                                  std::to_string(change.regrown) + " regrown)"));
+    if (change.pruned) masks_[p] = std::move(mask);
+    sparsified_.push_back(rec);
+  }
+  // Any NaN left is not a sentinel the sparsity rules explain.
+  auto check = [&](const Tensor& t) {
+    for (float v : t.data)
+      if (std::isnan(v)) throw UsageError(where + ": tensor '" + t.name + "' holds NaN at a weight that is not sparse");
+  };
+  for (size_t p = 0; p < params_.size(); ++p) {
+    check(params_[p]);
+    for (const Tensor& s : states_[p]) check(s);
   }
 }
 
@@ -62,43 +186,31 @@ void MemoryX::apply_gradient(size_t l, const std::vector<float>& grad) {
   if (grad.size() != size_t(s.in + 1) * s.out) throw std::logic_error("gradient of " + s.name + " has the wrong size");
   std::vector<float> gw(grad.begin(), grad.begin() + long(size_t(s.in) * s.out));
   std::vector<float> gb(grad.begin() + long(size_t(s.in) * s.out), grad.end());
-  auto states = [&](size_t p) {
-    std::vector<Tensor*> out;
-    for (Tensor& t : states_[p]) out.push_back(&t);
-    return out;
+  auto step = [&](size_t p, const std::vector<float>& g) {
+    std::vector<Tensor*> st;
+    for (Tensor& t : states_[p]) st.push_back(&t);
+    optimizer_step(cfg_.optimizer, step_ + 1, params_[p], g, st, masks_[p].empty() ? nullptr : &masks_[p]);
   };
-  optimizer_step(cfg_.optimizer, step_ + 1, params_[2 * l], gw, states(2 * l), &masks_[l]);
-  optimizer_step(cfg_.optimizer, step_ + 1, params_[2 * l + 1], gb, states(2 * l + 1));
+  step(2 * l, gw);
+  step(2 * l + 1, gb);
 }
 
 Checkpoint MemoryX::checkpoint() const {
   Checkpoint c;
+  auto marked = [&](const Tensor& t, const std::vector<uint8_t>& mask) {
+    Tensor out = t;
+    for (size_t i = 0; i < mask.size(); ++i)
+      if (!mask[i]) out.data[i] = kSentinel;
+    return out;
+  };
   for (size_t p = 0; p < params_.size(); ++p) {
-    c.tensors.push_back(params_[p]);
-    for (const Tensor& s : states_[p]) c.tensors.push_back(s);
+    c.tensors.push_back(marked(params_[p], masks_[p]));
+    for (const Tensor& s : states_[p]) c.tensors.push_back(marked(s, masks_[p]));
   }
   c.metadata["step"] = std::to_string(step_);
   c.metadata["optimizer"] = cfg_.optimizer.kind;
   c.metadata["format"] = "wse-emu memoryx";
   return c;
-}
-
-void MemoryX::restore(const Checkpoint& ckpt, const std::string& where) {
-  auto load = [&](Tensor& t) {
-    const Tensor* src = ckpt.find(t.name);
-    if (!src) throw UsageError(where + ": has no tensor '" + t.name + "' (is it a checkpoint of this model and optimizer?)");
-    if (src->shape != t.shape) throw UsageError(where + ": tensor '" + t.name + "' has a different shape than the model's");
-    t.data = src->data;
-  };
-  for (size_t p = 0; p < params_.size(); ++p) {
-    load(params_[p]);
-    for (Tensor& s : states_[p]) load(s);
-  }
-  for (size_t l = 0; l < layers_.size(); ++l)  // a restored zero weight stays pruned
-    if (cfg_.sparsity > 0)
-      for (size_t i = 0; i < masks_[l].size(); ++i) masks_[l][i] = params_[2 * l].data[i] != 0.0f;
-  auto it = ckpt.metadata.find("step");
-  step_ = it == ckpt.metadata.end() ? 0 : std::stoull(it->second);
 }
 
 }  // namespace wse

@@ -3,13 +3,20 @@
 // for the forward and again for the backward pass, applies the reduced gradients, and writes and
 // reads checkpoints. It knows layers and tensors, never mesh coordinates: a stream is cut into
 // slices the caller names.
+//
+// Its store is filled by the lazy initialization graph (init_graph.hpp): the model's init ops
+// are recorded, then materialized straight into the store. Static sparsity (sparsity.hpp) is
+// applied to the materialized weights; pruned weights and their optimizer states stay 0, and
+// checkpoints mark them with NaN.
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "memoryx/init_graph.hpp"
 #include "memoryx/optimizer.hpp"
 #include "memoryx/safetensors.hpp"
+#include "memoryx/sparsity.hpp"
 #include "memoryx/tensor.hpp"
 #include "memoryx/weight_stream.hpp"
 
@@ -20,17 +27,41 @@ struct LayerSpec {
   uint32_t in = 0, out = 0;
 };
 
+// An init op the model config adds after nn.Linear's default (which it then overwrites, so the
+// lazy graph prunes the default). kind: default | zeros | fill | normal | uniform |
+// kaiming_uniform | kaiming_normal | xavier_uniform | xavier_normal.
+struct ParamInit {
+  std::string kind = "default";
+  double a = 0, b = 0;  // fill: value a; normal: mean a, std b; uniform: [a, b); kaiming: slope a; xavier: gain a
+  double scale = 1;     // then multiplied by this (1 = no op)
+};
+
 struct MemoryXConfig {
   OptimizerConfig optimizer;
   double bytes_per_cycle = 176.47;  // CS-2 I/O: 1.2 Tb/s at 850 MHz
   StreamEncoding encoding = StreamEncoding::Dense;
-  float sparsity = 0.0f;            // fraction of each weight matrix pruned at init (static)
-  uint64_t seed = 1;
+  uint64_t seed = 1;                // the default generator of the initialization
+  SparsityConfig sparsity;
+  InitSettings init;
+  ParamInit weight_init, bias_init;
+};
+
+// What sparsification did to one parameter.
+struct SparsifiedParam {
+  ParamSparsity plan;
+  uint64_t numel = 0, pruned = 0;
+  uint64_t newly_pruned = 0, regrown = 0;  // against the checkpoint's pattern
+  bool from_sparse_checkpoint = false;
 };
 
 class MemoryX {
  public:
-  MemoryX(const MemoryXConfig& cfg, const std::vector<LayerSpec>& layers);
+  // `resume` (may be null) is consumed: its tensors are moved into the store.
+  MemoryX(const MemoryXConfig& cfg, const std::vector<LayerSpec>& layers, Checkpoint* resume = nullptr,
+          const std::string& resume_where = "checkpoint");
+
+  // Every parameter in model order (weight, bias per layer), as the sparsity config sees them.
+  static std::vector<ParamInfo> parameters(const std::vector<LayerSpec>& layers);
 
   const MemoryXConfig& config() const { return cfg_; }
   size_t layers() const { return layers_.size(); }
@@ -38,7 +69,13 @@ class MemoryX {
   LayerView view(size_t l) const;
   Tensor& weight(size_t l) { return params_[2 * l]; }
   Tensor& bias(size_t l) { return params_[2 * l + 1]; }
-  const std::vector<uint8_t>& mask(size_t l) const { return masks_[l]; }
+  const Tensor& param(size_t p) const { return params_[p]; }
+  const std::vector<Tensor>& states(size_t p) const { return states_[p]; }
+  // Mask of parameter p (1 = kept); empty when p is dense.
+  const std::vector<uint8_t>& param_mask(size_t p) const { return masks_[p]; }
+  const std::vector<uint8_t>& mask(size_t l) const { return masks_[2 * l]; }
+  const std::vector<SparsifiedParam>& sparsified() const { return sparsified_; }
+  const InitStats& init_stats() const { return init_stats_; }
   uint64_t step() const { return step_; }
 
   std::vector<SharedBuffer> stream(size_t l, StreamPass pass, const std::vector<StreamSlice>& slices) const {
@@ -52,17 +89,20 @@ class MemoryX {
   // Counts one finished training step (after every layer's gradient is applied).
   void finish_step() { ++step_; }
 
+  // Weights, optimizer states and step; pruned weights and their states hold the NaN sentinel.
   Checkpoint checkpoint() const;
-  // Restores weights, optimizer state and step; throws UsageError when the checkpoint does not
-  // match the model (a missing tensor or a shape).
-  void restore(const Checkpoint& ckpt, const std::string& where);
 
  private:
+  void initialize(Checkpoint* resume, const std::string& where);
+  void sparsify(const std::string& where);
+
   MemoryXConfig cfg_;
   std::vector<LayerSpec> layers_;
   std::vector<Tensor> params_;               // per layer: weight (in x out), bias (out)
   std::vector<std::vector<Tensor>> states_;  // per parameter: optimizer states
-  std::vector<std::vector<uint8_t>> masks_;  // per layer weight: 1 = kept
+  std::vector<std::vector<uint8_t>> masks_;  // per parameter: 1 = kept; empty = dense
+  std::vector<SparsifiedParam> sparsified_;
+  InitStats init_stats_;
   uint64_t step_ = 0;                        // completed steps
 };
 

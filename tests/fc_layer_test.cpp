@@ -36,7 +36,8 @@ RunConfig fc_config(std::vector<uint32_t> layers, uint32_t mesh_w, uint32_t mesh
   cfg.train.batch_size = batch;
   cfg.train.memoryx.optimizer = {"sgd", 1.0f, 0.0f};
   cfg.train.memoryx.encoding = sparse ? StreamEncoding::Sparse : StreamEncoding::Dense;
-  cfg.train.memoryx.sparsity = sparse ? 0.5f : 0.0f;
+  cfg.train.memoryx.sparsity.enabled = sparse;
+  cfg.train.memoryx.sparsity.level = 0.5;
   cfg.train.memoryx.seed = 9;
   return cfg;
 }
@@ -136,7 +137,7 @@ TEST(FcTraining, SparseWeightsSkipWorkAndWavelets) {
   Batch b = make_batch(8, 40, 6, 1);
   RunConfig dense = fc_config({40, 24, 6}, 4, 2, 8, false);
   RunConfig sparse = fc_config({40, 24, 6}, 4, 2, 8, true);
-  sparse.train.memoryx.sparsity = 0.75f;
+  sparse.train.memoryx.sparsity.level = 0.75;
   FcTrainer td(dense, 1), ts(sparse, 1);
   td.train_step(b.x.data(), b.y.data());
   ts.train_step(b.x.data(), b.y.data());

@@ -59,7 +59,8 @@ TEST(Optimizer, MaskedWeightsStayZero) {
 
 TEST(MemoryX, SparsityPrunesRoundOfLevelTimesNumelAndStreamsOnlyNonzeros) {
   MemoryXConfig cfg;
-  cfg.sparsity = 0.3f;
+  cfg.sparsity.enabled = true;
+  cfg.sparsity.level = 0.3;
   cfg.encoding = StreamEncoding::Sparse;
   MemoryX mx(cfg, {{"fc1", 10, 7}, {"fc2", 7, 3}});
   for (size_t l = 0; l < 2; ++l) {
