@@ -8,6 +8,8 @@
 #include <iostream>
 #include <thread>
 
+#include "fabric/log.hpp"
+#include "host/checkpoint_command.hpp"
 #include "host/job.hpp"
 #include "host/trace_command.hpp"
 #include "host/inspect_command.hpp"
@@ -86,6 +88,9 @@ int main(int argc, char** argv) {
   run->add_option("--threads", threads, "Worker threads (default: all hardware threads); results do not depend on it")
       ->check(CLI::Range(1u, 4096u));
   run->add_option("--out", out_dir, "Directory for report.json, checkpoints and compile output (default: out)");
+  std::string logging = "INFO";
+  run->add_option("--logging", logging, "Log level: DEBUG (also logs each parameter as it is sparsified), INFO (default), WARNING")
+      ->check(CLI::IsMember({"DEBUG", "INFO", "WARNING"}, CLI::ignore_case));
   wse::TraceOptions trace_opt;
   std::string rect;
   CLI::App* trace = app.add_subcommand(
@@ -108,6 +113,11 @@ int main(int argc, char** argv) {
   viz->add_option("dump", viz_dump, "Activity dump (DIR/activity.wsad from wse trace)")->required();
   viz->add_option("--out", out_dir, "Output directory (default: out)");
   viz->add_option("--metric", viz_metric, "Only this metric's PNGs (default: every metric)");
+  std::string ckpt_in, ckpt_out;
+  CLI::App* finalize = app.add_subcommand(
+      "finalize-checkpoint", "Make a sparse run's checkpoint dense: every NaN sentinel becomes 0 (no sparsity pattern is kept)");
+  finalize->add_option("--input", ckpt_in, "Checkpoint of a sparse run (.safetensors)")->required();
+  finalize->add_option("--output", ckpt_out, "Where to write the finalized checkpoint (may equal --input)")->required();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -117,7 +127,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (*run) return run_command(config, threads, out_dir, train_modes);
+    if (*run) {
+      std::string level = logging;
+      for (char& c : level) c = char(std::toupper(static_cast<unsigned char>(c)));
+      wse::log_level() = level == "DEBUG" ? wse::LogLevel::Debug : level == "WARNING" ? wse::LogLevel::Warning : wse::LogLevel::Info;
+      return run_command(config, threads, out_dir, train_modes);
+    }
+    if (*finalize) {
+      config = ckpt_in;  // errors name the checkpoint
+      return wse::finalize_checkpoint_command(ckpt_in, ckpt_out);
+    }
     if (*inspect) return wse::inspect_stream_file(inspect_file);
     if (*viz) return wse::viz_command(viz_dump, out_dir, viz_metric);
     if (*trace) {

@@ -73,7 +73,6 @@ void print_sparsity_plan(const TrainConfig& tc, const std::vector<LayerSpec>& sp
   }
   const auto params = MemoryX::parameters(specs);
   const SparsityPlan plan = plan_sparsity(tc.memoryx.sparsity, params, tc.memoryx.seed);
-  for (const auto& w : plan.warnings) log(LogLevel::Warning, w);
   std::printf("  sparsity: %zu of %zu parameters\n", plan.params.size(), params.size());
   for (const ParamSparsity& p : plan.params) {
     uint64_t numel = 1;

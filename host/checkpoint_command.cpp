@@ -1,0 +1,34 @@
+#include "host/checkpoint_command.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace wse {
+
+uint64_t finalize_checkpoint(Checkpoint& ckpt) {
+  uint64_t replaced = 0;
+  for (Tensor& t : ckpt.tensors)
+    for (float& v : t.data)
+      if (std::isnan(v)) v = 0.0f, ++replaced;
+  return replaced;
+}
+
+int finalize_checkpoint_command(const std::filesystem::path& input, const std::filesystem::path& output) {
+  Checkpoint ckpt = read_safetensors(input);
+  std::printf("wse: finalizing %s (%zu tensors)\n", input.string().c_str(), ckpt.tensors.size());
+  uint64_t total = 0;
+  for (Tensor& t : ckpt.tensors) {
+    Checkpoint one{{std::move(t)}, {}};
+    const uint64_t n = finalize_checkpoint(one);
+    t = std::move(one.tensors[0]);
+    if (n) std::printf("  %-24s %llu of %zu sentinels -> 0\n", t.name.c_str(), (unsigned long long)n, t.size());
+    total += n;
+  }
+  if (!total) std::printf("  no NaN sentinels: %s is already dense\n", input.string().c_str());
+  if (!output.parent_path().empty()) std::filesystem::create_directories(output.parent_path());
+  write_safetensors(output, ckpt);
+  std::printf("  wrote %s\n", output.string().c_str());
+  return 0;
+}
+
+}  // namespace wse

@@ -1,0 +1,171 @@
+// Sparse checkpoints: the NaN sentinel in weights and optimizer states, finalize, and resuming at
+// the same, a higher or a lower level.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include "host/checkpoint_command.hpp"
+#include "memoryx/memoryx.hpp"
+#include "test_support.hpp"
+
+namespace wse {
+namespace {
+
+const std::vector<LayerSpec> kLayers = {{"fc1", 12, 10}, {"fc2", 10, 4}};
+
+MemoryXConfig config(std::optional<double> level, SparsityInit m = SparsityInit::Random) {
+  MemoryXConfig c;
+  c.optimizer = {"sgd", 0.1f, 0.9f};
+  c.seed = 5;
+  if (level) c.sparsity.enabled = true, c.sparsity.level = level, c.sparsity.method = m;
+  return c;
+}
+
+// One optimizer step with a gradient of ones, so momentum is nonzero wherever a weight is kept.
+void train(MemoryX& mx) {
+  for (size_t l = 0; l < mx.layers(); ++l) mx.apply_gradient(l, std::vector<float>(size_t(mx.layer(l).in + 1) * mx.layer(l).out, 1.0f));
+  mx.finish_step();
+}
+
+// Round trip through a file, the way a resumed run reads it.
+Checkpoint saved(const MemoryX& mx) {
+  const auto path = std::filesystem::temp_directory_path() / "wse_sparsity_ckpt_test.safetensors";
+  write_safetensors(path, mx.checkpoint());
+  return read_safetensors(path);
+}
+
+std::vector<uint8_t> nan_pattern(const Tensor& t) {
+  std::vector<uint8_t> kept(t.size());
+  for (size_t i = 0; i < t.size(); ++i) kept[i] = !std::isnan(t.data[i]);
+  return kept;
+}
+
+TEST(SparseCheckpoint, PrunedWeightsAndTheirOptimizerStatesHoldNaN) {
+  MemoryX mx(config(0.5), kLayers);
+  train(mx);
+  Checkpoint c = saved(mx);
+  for (size_t l = 0; l < 2; ++l) {
+    const std::string w = mx.layer(l).name + ".weight";
+    EXPECT_EQ(nan_pattern(*c.find(w)), mx.mask(l)) << w;
+    EXPECT_EQ(nan_pattern(*c.find(w + ".momentum")), mx.mask(l)) << w;
+    for (size_t i = 0; i < mx.mask(l).size(); ++i)
+      if (mx.mask(l)[i]) EXPECT_EQ(c.find(w)->data[i], mx.weight(l).data[i]);
+    // Biases are dense: no sentinel.
+    EXPECT_EQ(nan_pattern(*c.find(mx.layer(l).name + ".bias")), std::vector<uint8_t>(mx.layer(l).out, 1));
+  }
+  EXPECT_EQ(c.metadata.at("step"), "1");
+}
+
+TEST(SparseCheckpoint, ResumingAtTheSameLevelRestoresEverythingBitExactly) {
+  MemoryX mx(config(0.5), kLayers);
+  train(mx);
+  Checkpoint c = saved(mx);
+  // Another seed: the pattern must come from the checkpoint, not from a fresh draw.
+  MemoryXConfig other = config(0.5);
+  other.seed = 999, other.sparsity.seed = 999;
+  MemoryX back(other, kLayers, &c);
+  EXPECT_EQ(back.step(), 1u);
+  for (size_t p = 0; p < 4; ++p) {
+    EXPECT_EQ(back.param_mask(p), mx.param_mask(p)) << p;
+    EXPECT_EQ(0, std::memcmp(back.param(p).data.data(), mx.param(p).data.data(), mx.param(p).size() * 4)) << p;
+    EXPECT_EQ(back.states(p)[0].data, mx.states(p)[0].data) << p;
+  }
+  EXPECT_EQ(back.sparsified()[0].newly_pruned + back.sparsified()[0].regrown, 0u);
+}
+
+TEST(SparseCheckpoint, AHigherLevelKeepsEveryPrunedWeightAndPrunesMore) {
+  MemoryX mx(config(0.5), kLayers);
+  train(mx);
+  Checkpoint c = saved(mx);
+  MemoryX up(config(0.8, SparsityInit::TopK), kLayers, &c);
+  for (size_t l = 0; l < 2; ++l) {
+    const auto &old = mx.mask(l), &now = up.mask(l);
+    const size_t n = old.size();
+    EXPECT_EQ(std::count(now.begin(), now.end(), 0), std::llround(0.8 * double(n))) << l;  // 96 of 120, 32 of 40
+    float max_newly = 0, min_kept = 1e9f;
+    for (size_t i = 0; i < n; ++i) {
+      if (!old[i]) EXPECT_EQ(now[i], 0) << "a pruned weight came back: " << l << " " << i;
+      if (old[i] && !now[i]) max_newly = std::max(max_newly, std::fabs(mx.weight(l).data[i]));
+      if (now[i]) {
+        min_kept = std::min(min_kept, std::fabs(mx.weight(l).data[i]));
+        EXPECT_EQ(up.weight(l).data[i], mx.weight(l).data[i]);
+        EXPECT_EQ(up.states(2 * l)[0].data[i], mx.states(2 * l)[0].data[i]);
+      } else {
+        EXPECT_EQ(up.weight(l).data[i], 0.0f);
+        EXPECT_EQ(up.states(2 * l)[0].data[i], 0.0f);
+      }
+    }
+    EXPECT_LE(max_newly, min_kept) << "topk prunes the smallest of the kept weights";
+    EXPECT_EQ(up.sparsified()[l].newly_pruned, uint64_t(std::llround(0.8 * double(n)) - std::llround(0.5 * double(n))));
+  }
+}
+
+TEST(SparseCheckpoint, ALowerLevelRegrowsWeightsAtZero) {
+  MemoryX mx(config(0.5), kLayers);
+  train(mx);
+  Checkpoint c = saved(mx);
+  MemoryX down(config(0.2), kLayers, &c);
+  MemoryX again(config(0.2), kLayers, &(c = saved(mx)));
+  for (size_t l = 0; l < 2; ++l) {
+    const auto &old = mx.mask(l), &now = down.mask(l);
+    const size_t n = old.size();
+    EXPECT_EQ(std::count(now.begin(), now.end(), 0), std::llround(0.2 * double(n)));  // 24 of 120, 8 of 40
+    uint64_t regrown = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (!now[i]) EXPECT_EQ(old[i], 0) << "only prior pruned weights stay pruned";
+      if (old[i]) {
+        EXPECT_EQ(down.weight(l).data[i], mx.weight(l).data[i]);
+      } else if (now[i]) {
+        ++regrown;
+        EXPECT_EQ(down.weight(l).data[i], 0.0f);
+        EXPECT_EQ(down.states(2 * l)[0].data[i], 0.0f);
+      }
+    }
+    EXPECT_EQ(regrown, uint64_t(std::llround(0.5 * double(n)) - std::llround(0.2 * double(n))));
+    EXPECT_EQ(down.sparsified()[l].regrown, regrown);
+    EXPECT_EQ(again.mask(l), now) << "regrowth is deterministic";
+  }
+}
+
+TEST(SparseCheckpoint, WithoutASparsityBlockItIsAnError) {
+  MemoryX mx(config(0.5), kLayers);
+  Checkpoint c = saved(mx);
+  test::expect_error<UsageError>([&] { MemoryX dense(config({}), kLayers, &c, "checkpoint ck.safetensors"); },
+                                 {"checkpoint ck.safetensors", "fc1.weight", "NaN sentinels", "no 'sparsity' block", "finalize-checkpoint"});
+}
+
+TEST(SparseCheckpoint, ADenseCheckpointIsSparsifiedFromItsOwnWeights) {
+  MemoryXConfig dense_cfg = config({});
+  dense_cfg.seed = 77;  // other weights than config(...)'s own init would give
+  MemoryX dense(dense_cfg, kLayers);
+  train(dense);
+  Checkpoint c = saved(dense);
+  MemoryX sp(config(0.5, SparsityInit::TopK), kLayers, &c);
+  ParamSparsity p{0, "fc1.weight", 0.5, SparsityInit::TopK, 0, ""};
+  EXPECT_EQ(sp.mask(0), sparsity_mask(dense.weight(0).data.data(), dense.weight(0).size(), p, {}));
+}
+
+TEST(SparseCheckpoint, FinalizeTurnsEverySentinelIntoZero) {
+  MemoryX mx(config(0.5), kLayers);
+  train(mx);
+  Checkpoint c = mx.checkpoint();
+  const Checkpoint before = c;
+  // fc1: 60 of 120 pruned, fc2: 20 of 40; each in the weight and its momentum.
+  EXPECT_EQ(finalize_checkpoint(c), 2u * (60 + 20));
+  for (size_t t = 0; t < c.tensors.size(); ++t)
+    for (size_t i = 0; i < c.tensors[t].size(); ++i) {
+      const float b = before.tensors[t].data[i], a = c.tensors[t].data[i];
+      if (std::isnan(b)) EXPECT_EQ(a, 0.0f);
+      else EXPECT_EQ(a, b);
+    }
+  EXPECT_EQ(c.metadata, before.metadata);
+  // A finalized checkpoint carries no pattern: a dense run resumes from it without complaint.
+  MemoryX dense(config({}), kLayers, &c);
+  EXPECT_TRUE(dense.mask(0).empty());
+  EXPECT_TRUE(dense.sparsified().empty());
+}
+
+}  // namespace
+}  // namespace wse
