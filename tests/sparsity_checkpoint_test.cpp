@@ -31,7 +31,9 @@ void train(MemoryX& mx) {
 
 // Round trip through a file, the way a resumed run reads it.
 Checkpoint saved(const MemoryX& mx) {
-  const auto path = std::filesystem::temp_directory_path() / "wse_sparsity_ckpt_test.safetensors";
+  // One file per test: ctest runs them as parallel processes.
+  const auto path = std::filesystem::temp_directory_path() /
+                    (std::string("wse_sparsity_ckpt_") + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".safetensors");
   write_safetensors(path, mx.checkpoint());
   return read_safetensors(path);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """An independent safetensors reader (standard library only): checks a checkpoint written by
 wse follows the format - 8-byte little-endian header length, JSON header, F32 little-endian data
-with offsets that tile the data section exactly - and prints each tensor's shape and sum."""
+with offsets that tile the data section exactly - and prints each tensor's shape, the sum of its
+numbers and how many NaN sentinels (pruned weights of a sparse run) it holds."""
 import json, struct, sys
 
 path = sys.argv[1]
@@ -21,7 +22,8 @@ for name, t in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"][0]):
         count *= d
     assert e - b == 4 * count, f"{name}: size does not match shape"
     values = struct.unpack(f"<{count}f", data[b:e])
-    print(f"{name} {t['shape']} sum={sum(values):.6g}")
+    nan = sum(1 for v in values if v != v)
+    print(f"{name} {t['shape']} sum={sum(v for v in values if v == v):.6g} nan={nan}")
     end = e
 assert end == len(data), "data section has trailing bytes"
 print(f"ok: {len(header)} tensors, step {meta.get('step')}")

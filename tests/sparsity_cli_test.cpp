@@ -1,0 +1,125 @@
+// `wse run` with a sparsity block, `--validate_only`, `--logging DEBUG` and
+// `wse finalize-checkpoint`, as a user meets them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using wse::test::Output;
+using wse::test::wse;
+
+fs::path dir() {
+  fs::path d = fs::temp_directory_path() / "wse_sparsity_cli_test";
+  fs::create_directories(d);
+  return d;
+}
+
+fs::path write(const std::string& name, const std::string& yaml) {
+  fs::path p = dir() / name;
+  std::ofstream(p) << yaml;
+  return p;
+}
+
+std::string base(const std::string& training = "{batch_size: 16, max_steps: 1}") {
+  return "machine: wse2\nmesh: {width: 4, height: 2}\nkernel: fc_train\nmodel: {layers: [784, 16, 10]}\n"
+         "data: {train_samples: 32, eval_samples: 0}\noptimizer: {kind: sgd, lr: 0.1}\ntraining: " + training + "\n";
+}
+const std::string kBase = base();
+const std::string kSparse = kBase + "sparsity:\n  sparsity: 0.8\n  init_method: topk\n  seed: 11\n";
+
+nlohmann::json run(const std::string& name, const std::string& yaml, const std::string& extra = "") {
+  const fs::path out = dir() / (name + "_out");
+  fs::remove_all(out);
+  Output o = wse("run " + write(name + ".yaml", yaml).string() + " --threads 2 --out " + out.string() + " " + extra);
+  EXPECT_EQ(o.code, 0) << o.text;
+  return nlohmann::json::parse(std::ifstream(out / "report.json"));
+}
+
+TEST(SparsityCli, ASparseRunReportsFewerMacsWaveletsAndCycles) {
+  const nlohmann::json d = run("dense", kBase), s = run("sparse", kSparse);
+  // fc1.weight: round(0.8 * 784 * 16) = round(10035.2) pruned; fc2.weight: round(0.8 * 160) = 128.
+  ASSERT_EQ(s["sparsity"]["params"].size(), 2u);
+  EXPECT_EQ(s["sparsity"]["params"][0]["name"], "fc1.weight");
+  EXPECT_EQ(s["sparsity"]["params"][0]["pruned"], 10035);
+  EXPECT_EQ(s["sparsity"]["params"][1]["pruned"], 128);
+  EXPECT_EQ(s["encoding"], "sparse");
+  EXPECT_EQ(d["sparsity"]["params"].size(), 0u);
+  for (int l = 0; l < 2; ++l) {
+    const auto &fd = d["layers"][l]["forward"], &fs_ = s["layers"][l]["forward"];
+    // Every pruned weight is one wavelet never sent and one AXPY over the wafer's 16 samples never run.
+    const uint64_t pruned = s["sparsity"]["params"][l]["pruned"];
+    EXPECT_EQ(fd["wavelets_streamed"].get<uint64_t>() - fs_["wavelets_streamed"].get<uint64_t>(), pruned) << l;
+    EXPECT_EQ(fd["macs"].get<uint64_t>() - fs_["macs"].get<uint64_t>(), pruned * 16) << l;
+    EXPECT_LT(fs_["cycles"].get<uint64_t>(), fd["cycles"].get<uint64_t>()) << l;
+  }
+  EXPECT_LT(s["wafer_cycles"].get<uint64_t>(), d["wafer_cycles"].get<uint64_t>());
+  EXPECT_TRUE(s["init"]["lazy_initialization"].get<bool>());
+  EXPECT_GT(s["time_to_first_loss_seconds"].get<double>(), 0.0);
+  EXPECT_GT(s["peak_rss_bytes"].get<uint64_t>(), 0u);
+}
+
+TEST(SparsityCli, ValidateOnlyListsWhatWouldBeSparsified) {
+  Output o = wse("run " + write("v.yaml", kSparse + "  param_name_patterns: {fc2.weight: {sparsity: 0.5}, fc1: , nothing: }\n").string() +
+                 " --validate_only");
+  ASSERT_EQ(o.code, 0) << o.text;
+  // 'fc1' also matches the bias: an explicit pattern overrides the default exclusion of vectors.
+  EXPECT_NE(o.text.find("sparsity: 3 of 4 parameters"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("fc1.bias               16  level 0.8 topk   seed 12: 13 pruned, 3 kept  (pattern fc1)"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("fc1.weight          12544  level 0.8 topk   seed 11: 10035 pruned, 2509 kept"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("fc2.weight            160  level 0.5 topk   seed 13: 80 pruned, 80 kept"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("warning: sparsity: pattern 'nothing' matches no parameter"), std::string::npos) << o.text;
+  EXPECT_EQ(o.text.find("debug:"), std::string::npos) << o.text;
+}
+
+TEST(SparsityCli, LoggingDebugLogsEachParameterAsItIsSparsified) {
+  const fs::path out = dir() / "debug_out";
+  Output o = wse("run " + write("d.yaml", kSparse).string() + " --out " + out.string() + " --logging DEBUG");
+  ASSERT_EQ(o.code, 0) << o.text;
+  EXPECT_NE(o.text.find("debug: sparsity: fc1.weight [12544] topk level 0.8 seed 11: 10035 pruned, 2509 kept"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("debug: sparsity: fc2.weight [160] topk level 0.8 seed 13: 128 pruned, 32 kept"), std::string::npos) << o.text;
+  Output bad = wse("run " + write("d.yaml", kSparse).string() + " --logging LOUD");
+  EXPECT_EQ(bad.code, 2) << bad.text;
+}
+
+TEST(SparsityCli, FinalizeCheckpointLeavesAStandardDenseCheckpoint) {
+  const fs::path out = dir() / "ckpt_out";
+  fs::remove_all(out);
+  ASSERT_EQ(wse("run " + write("c.yaml", kSparse).string() + " --out " + out.string()).code, 0);
+  const fs::path sparse = out / "checkpoints" / "step_1.safetensors", dense = out / "final" / "dense.safetensors";
+  const std::string reader = std::string("python3 ") + WSE_SOURCE_DIR + "/tests/tools/read_safetensors.py ";
+  Output before = wse::test::shell(reader + sparse.string());
+  EXPECT_NE(before.text.find("fc1.weight [784, 16]"), std::string::npos) << before.text;
+  EXPECT_NE(before.text.find("nan=10035"), std::string::npos) << before.text;  // weight and momentum
+
+  // A dense run cannot resume from the sparse checkpoint, and says why.
+  Output refused = wse("run " + write("r1.yaml", base("{batch_size: 16, max_steps: 2, resume_from: " + sparse.string() + "}")).string() +
+                       " --out " + (dir() / "r1_out").string());
+  EXPECT_EQ(refused.code, 2) << refused.text;
+  EXPECT_NE(refused.text.find("no 'sparsity' block"), std::string::npos) << refused.text;
+
+  Output f = wse("finalize-checkpoint --input " + sparse.string() + " --output " + dense.string());
+  ASSERT_EQ(f.code, 0) << f.text;
+  EXPECT_NE(f.text.find("fc1.weight               10035 of 12544 sentinels -> 0"), std::string::npos) << f.text;
+  Output after = wse::test::shell(reader + dense.string());
+  EXPECT_EQ(after.code, 0) << after.text;
+  EXPECT_EQ(after.text.find("nan=1"), std::string::npos) << after.text;
+  EXPECT_NE(after.text.find("ok: 8 tensors, step 1"), std::string::npos) << after.text;
+
+  // The finalized one resumes a dense run.
+  Output resumed = wse("run " + write("r2.yaml", base("{batch_size: 16, max_steps: 2, resume_from: " + dense.string() + "}")).string() +
+                       " --out " + (dir() / "r2_out").string());
+  EXPECT_EQ(resumed.code, 0) << resumed.text;
+
+  Output missing = wse("finalize-checkpoint --input " + (dir() / "nope.safetensors").string() + " --output " + dense.string());
+  EXPECT_EQ(missing.code, 2) << missing.text;
+  EXPECT_NE(missing.text.find("nope.safetensors"), std::string::npos) << missing.text;
+}
+
+}  // namespace
