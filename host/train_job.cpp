@@ -94,6 +94,7 @@ int run_training(const RunConfig& cfg, unsigned threads, const std::filesystem::
   const TrainConfig& tc = cfg.train;
   const auto t_start = std::chrono::steady_clock::now();
   FcTrainer trainer(cfg, threads);  // compiles every layer: throws if one does not map
+  const uint64_t init_rss = peak_rss_bytes();  // MemoryX initialized, wafers built, nothing streamed yet
   std::printf("wse: fc_train");
   for (size_t i = 0; i < tc.layers.size(); ++i) std::printf("%s%u", i ? " -> " : " ", tc.layers[i]);
   std::printf(" on %u wafer(s) of %ux%u PEs (%s), global batch %u, %s weights, %s, %u thread(s)\n", tc.num_csx,
@@ -101,11 +102,11 @@ int run_training(const RunConfig& cfg, unsigned threads, const std::filesystem::
               tc.memoryx.encoding == StreamEncoding::Sparse ? "sparse" : "dense", tc.memoryx.optimizer.kind.c_str(), threads);
   {
     const InitStats& is = trainer.memoryx().init_stats();
-    std::printf("  init: %s%s, %llu tensors, %llu ops recorded, %llu pruned, %.2f s, %.1f MiB in MemoryX\n",
+    std::printf("  init: %s%s, %llu tensors, %llu ops recorded, %llu pruned, %.2f s, %.1f MiB in MemoryX, peak host memory %.1f MiB\n",
                 tc.memoryx.init.lazy ? "lazy" : "eager",
                 tc.memoryx.init.lazy ? (" x" + std::to_string(tc.memoryx.init.max_parallel)).c_str() : "",
                 (unsigned long long)is.tensors, (unsigned long long)is.ops_recorded, (unsigned long long)is.ops_pruned,
-                is.record_seconds + is.materialize_seconds, double(is.store_bytes) / (1 << 20));
+                is.record_seconds + is.materialize_seconds, double(is.store_bytes) / (1 << 20), double(init_rss) / (1 << 20));
   }
   if (modes.validate_only) {
     std::vector<LayerSpec> specs;
@@ -201,6 +202,7 @@ int run_training(const RunConfig& cfg, unsigned threads, const std::filesystem::
   j["encoding"] = tc.memoryx.encoding == StreamEncoding::Sparse ? "sparse" : "dense";
   j["sparsity"] = sparsity_json(trainer.memoryx());
   j["init"] = init_json(trainer.memoryx().init_stats(), tc.memoryx.init);
+  j["init"]["peak_rss_bytes"] = init_rss;
   j["time_to_first_loss_seconds"] = first_loss_seconds;
   j["peak_rss_bytes"] = peak_rss_bytes();
   j["wafer_cycles"] = wafer_cycles;

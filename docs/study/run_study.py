@@ -21,8 +21,8 @@ kernel: fc_train
 model: {{layers: [{IN}, {OUT}, 10]}}
 data: {{train_samples: {batch}, eval_samples: 0}}
 training: {{batch_size: {batch}, max_steps: 1}}
-weights: {{encoding: {enc}, sparsity: {sparsity}}}
-""")
+weights: {{encoding: {enc}}}
+""" + (f"sparsity: {{sparsity: {sparsity}}}\n" if sparsity > 0 else ""))
     subprocess.run([wse, "run", cfg, "--threads", "2", "--out", d], check=True, stdout=subprocess.DEVNULL)
     return json.load(open(os.path.join(d, "report.json")))
 
