@@ -47,8 +47,12 @@ std::vector<uint8_t> nan_pattern(const Tensor& t) {
 TEST(SparseCheckpoint, PrunedWeightsAndTheirOptimizerStatesHoldNaN) {
   MemoryX mx(config(0.5), kLayers);
   train(mx);
+  train(mx);
   Checkpoint c = saved(mx);
   for (size_t l = 0; l < 2; ++l) {
+    // Static: after two steps with nonzero gradients, pruned weights and momenta are still exactly 0.
+    for (size_t i = 0; i < mx.mask(l).size(); ++i)
+      if (!mx.mask(l)[i]) ASSERT_TRUE(mx.weight(l).data[i] == 0.0f && mx.states(2 * l)[0].data[i] == 0.0f) << l << " " << i;
     const std::string w = mx.layer(l).name + ".weight";
     EXPECT_EQ(nan_pattern(*c.find(w)), mx.mask(l)) << w;
     EXPECT_EQ(nan_pattern(*c.find(w + ".momentum")), mx.mask(l)) << w;
@@ -57,7 +61,7 @@ TEST(SparseCheckpoint, PrunedWeightsAndTheirOptimizerStatesHoldNaN) {
     // Biases are dense: no sentinel.
     EXPECT_EQ(nan_pattern(*c.find(mx.layer(l).name + ".bias")), std::vector<uint8_t>(mx.layer(l).out, 1));
   }
-  EXPECT_EQ(c.metadata.at("step"), "1");
+  EXPECT_EQ(c.metadata.at("step"), "2");
 }
 
 TEST(SparseCheckpoint, ResumingAtTheSameLevelRestoresEverythingBitExactly) {
