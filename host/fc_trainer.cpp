@@ -141,8 +141,7 @@ FcTrainer::FcTrainer(const RunConfig& cfg, unsigned threads) : cfg_(cfg), thread
   if (t.resume_from.empty()) {
     memoryx_ = std::make_unique<MemoryX>(t.memoryx, specs);
   } else {
-    Checkpoint ckpt = read_safetensors(t.resume_from);
-    memoryx_ = std::make_unique<MemoryX>(t.memoryx, specs, &ckpt, "checkpoint " + t.resume_from.string());
+    memoryx_ = std::make_unique<MemoryX>(t.memoryx, specs, SafetensorsFile(t.resume_from));
   }
   SwarmXConfig sx = t.swarmx;
   sx.wafers = t.num_csx;

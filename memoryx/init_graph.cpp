@@ -170,6 +170,15 @@ void InitGraph::copy_from(size_t t, std::shared_ptr<const std::vector<float>> so
   record(t, std::move(op));
 }
 
+void InitGraph::load_from(size_t t, std::function<void(float*, size_t)> read) {
+  Timer timer{stats_.record_seconds};
+  const Pending& p = at(t, "load_from");
+  if (!read) fail("tensor '", p.name, "': load_from got no reader");
+  Op op{"load_from", Kind::Copy};
+  op.read = std::move(read);
+  record(t, std::move(op));
+}
+
 // One op over a whole tensor. Not inlined, so eager and lazy run the very same instructions.
 [[gnu::noinline]] void InitGraph::apply(const Op& op, float* x, size_t n) {
   switch (op.kind) {
@@ -203,7 +212,8 @@ void InitGraph::copy_from(size_t t, std::shared_ptr<const std::vector<float>> so
       for (size_t i = 0; i < n; ++i) x[i] = float(double(x[i]) * op.a);
       break;
     case Kind::Copy:
-      std::copy(op.source->begin(), op.source->end(), x);
+      if (op.read) op.read(x, n);
+      else std::copy(op.source->begin(), op.source->end(), x);
       break;
   }
 }

@@ -51,6 +51,9 @@ class InitGraph {
   void xavier_normal(size_t t, double gain = 1);   // std = gain*sqrt(2/(fan_in+fan_out))
   void scale(size_t t, double factor);             // multiplies in place: reads the tensor, so not an overwrite
   void copy_from(size_t t, std::shared_ptr<const std::vector<float>> source);  // e.g. a checkpoint tensor; overwrites
+  // Like copy_from, but `read(out, numel)` fills the tensor itself when the op runs (a checkpoint
+  // file read straight into the store); it may run on any materialization thread.
+  void load_from(size_t t, std::function<void(float*, size_t)> read);
 
   // Hands every tensor, in add_tensor order, to the store (MemoryX moves them into its own vectors).
   std::vector<Tensor> materialize();  // callable once; no ops may be recorded after it
@@ -73,6 +76,7 @@ class InitGraph {
     uint64_t span = 0;
     uint64_t seed = 0;    // random ops: drawn from the default generator at record time
     std::shared_ptr<const std::vector<float>> source;  // copy_from
+    std::function<void(float*, size_t)> read;          // load_from
   };
 
   struct Pending {

@@ -58,7 +58,7 @@ std::vector<ParamInfo> MemoryX::parameters(const std::vector<LayerSpec>& layers)
 
 MemoryX::MemoryX(const MemoryXConfig& cfg, const std::vector<LayerSpec>& layers, Checkpoint* resume, const std::string& where)
     : cfg_(cfg), layers_(layers) {
-  initialize(resume, where);
+  initialize(resume, nullptr, where);
   sparsify(where);
   if (resume) {
     auto it = resume->metadata.find("step");
@@ -66,7 +66,15 @@ MemoryX::MemoryX(const MemoryXConfig& cfg, const std::vector<LayerSpec>& layers,
   }
 }
 
-void MemoryX::initialize(Checkpoint* resume, const std::string& where) {
+MemoryX::MemoryX(const MemoryXConfig& cfg, const std::vector<LayerSpec>& layers, const SafetensorsFile& resume)
+    : cfg_(cfg), layers_(layers) {
+  initialize(nullptr, &resume, resume.where());
+  sparsify(resume.where());
+  auto it = resume.metadata().find("step");
+  step_ = it == resume.metadata().end() ? 0 : std::stoull(it->second);
+}
+
+void MemoryX::initialize(Checkpoint* in_memory, const SafetensorsFile* file, const std::string& where) {
   // Record the model's initialization as PyTorch would run it, then materialize into the store.
   InitGraph g(cfg_.seed, cfg_.init);
   const auto state_names = optimizer_state_names(cfg_.optimizer);
@@ -95,18 +103,23 @@ void MemoryX::initialize(Checkpoint* resume, const std::string& where) {
       slots.push_back({p, int(k)});
     }
   }
-  if (resume) {
+  if (in_memory || file) {
     // Loading a checkpoint is one more op per tensor: it overwrites, so the init ops are pruned.
-    std::vector<std::string> names;
     for (size_t t = 0; t < slots.size(); ++t) {
       const ParamInfo& info = infos[slots[t].param];
       const std::string name = slots[t].state < 0 ? info.name : info.name + "." + state_names[size_t(slots[t].state)];
+      const std::vector<uint32_t>* shape = nullptr;
       Tensor* src = nullptr;
-      for (Tensor& c : resume->tensors)
-        if (c.name == name) src = &c;
-      if (!src) throw UsageError(where + ": has no tensor '" + name + "' (is it a checkpoint of this model and optimizer?)");
-      if (src->shape != info.shape) throw UsageError(where + ": tensor '" + name + "' has a different shape than the model's");
-      g.copy_from(t, std::make_shared<const std::vector<float>>(std::move(src->data)));
+      const TensorEntry* entry = file ? file->find(name) : nullptr;
+      if (in_memory)
+        for (Tensor& c : in_memory->tensors)
+          if (c.name == name) src = &c;
+      if (src) shape = &src->shape;
+      if (entry) shape = &entry->shape;
+      if (!shape) throw UsageError(where + ": has no tensor '" + name + "' (is it a checkpoint of this model and optimizer?)");
+      if (*shape != info.shape) throw UsageError(where + ": tensor '" + name + "' has a different shape than the model's");
+      if (entry) g.load_from(t, [file, entry](float* out, size_t) { file->read(*entry, out); });
+      else g.copy_from(t, std::make_shared<const std::vector<float>>(std::move(src->data)));
     }
   }
   std::vector<Tensor> store = g.materialize();

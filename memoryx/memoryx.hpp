@@ -59,6 +59,8 @@ class MemoryX {
   // `resume` (may be null) is consumed: its tensors are moved into the store.
   MemoryX(const MemoryXConfig& cfg, const std::vector<LayerSpec>& layers, Checkpoint* resume = nullptr,
           const std::string& resume_where = "checkpoint");
+  // Resumes from a checkpoint file: each tensor is read straight into the store by its init task.
+  MemoryX(const MemoryXConfig& cfg, const std::vector<LayerSpec>& layers, const SafetensorsFile& resume);
 
   // Every parameter in model order (weight, bias per layer), as the sparsity config sees them.
   static std::vector<ParamInfo> parameters(const std::vector<LayerSpec>& layers);
@@ -93,7 +95,7 @@ class MemoryX {
   Checkpoint checkpoint() const;
 
  private:
-  void initialize(Checkpoint* resume, const std::string& where);
+  void initialize(Checkpoint* in_memory, const SafetensorsFile* file, const std::string& where);
   void sparsify(const std::string& where);
 
   MemoryXConfig cfg_;

@@ -1,5 +1,6 @@
 #include "memoryx/safetensors.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <fstream>
@@ -36,56 +37,72 @@ void write_safetensors(const std::filesystem::path& path, const Checkpoint& ckpt
   std::filesystem::rename(tmp, path);
 }
 
-Checkpoint read_safetensors(const std::filesystem::path& path) {
-  const std::string where = "checkpoint " + path.string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(where + ": file not found");
+SafetensorsFile::SafetensorsFile(std::filesystem::path path) : path_(std::move(path)), where_("checkpoint " + path_.string()) {
+  std::ifstream in(path_, std::ios::binary);
+  if (!in) throw UsageError(where_ + ": file not found");
   in.seekg(0, std::ios::end);
   const uint64_t size = uint64_t(in.tellg());
   in.seekg(0);
   uint64_t len = 0;
-  if (size < 8 || !in.read(reinterpret_cast<char*>(&len), 8)) throw UsageError(where + ": truncated (no header length)");
-  if (len > size - 8 || len > (uint64_t(100) << 20)) throw UsageError(where + ": header length " + std::to_string(len) + " is beyond the file");
+  if (size < 8 || !in.read(reinterpret_cast<char*>(&len), 8)) throw UsageError(where_ + ": truncated (no header length)");
+  if (len > size - 8 || len > (uint64_t(100) << 20)) throw UsageError(where_ + ": header length " + std::to_string(len) + " is beyond the file");
   std::string text(len, '\0');
   in.read(text.data(), std::streamsize(len));
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw UsageError(where + ": header is not valid JSON: " + e.what());
+    throw UsageError(where_ + ": header is not valid JSON: " + e.what());
   }
-  if (!header.is_object()) throw UsageError(where + ": header is not a JSON object");
+  if (!header.is_object()) throw UsageError(where_ + ": header is not a JSON object");
   const uint64_t data_start = 8 + len, data_size = size - data_start;
-  Checkpoint ckpt;
-  std::vector<std::pair<uint64_t, Tensor>> ordered;
   for (auto it = header.begin(); it != header.end(); ++it) {
     if (it.key() == "__metadata__") {
-      for (auto m = it->begin(); m != it->end(); ++m)
-        ckpt.metadata[m.key()] = m->is_string() ? m->get<std::string>() : m->dump();
+      for (auto m = it->begin(); m != it->end(); ++m) metadata_[m.key()] = m->is_string() ? m->get<std::string>() : m->dump();
       continue;
     }
     const auto& e = *it;
     try {
-      if (e.at("dtype") != "F32") throw UsageError(where + ": tensor '" + it.key() + "' has dtype " + e.at("dtype").dump() + ", only F32 is supported");
-      Tensor t;
+      if (e.at("dtype") != "F32") throw UsageError(where_ + ": tensor '" + it.key() + "' has dtype " + e.at("dtype").dump() + ", only F32 is supported");
+      TensorEntry t;
       t.name = it.key();
       t.shape = e.at("shape").get<std::vector<uint32_t>>();
       auto off = e.at("data_offsets").get<std::vector<uint64_t>>();
-      size_t n = 1;
-      for (auto d : t.shape) n *= d;
-      if (off.size() != 2 || off[1] < off[0] || off[1] > data_size || off[1] - off[0] != n * sizeof(float))
-        throw UsageError(where + ": tensor '" + it.key() + "' has data_offsets that do not match its shape or the file size");
-      t.data.resize(n);
-      in.seekg(std::streamoff(data_start + off[0]));
-      in.read(reinterpret_cast<char*>(t.data.data()), std::streamsize(n * sizeof(float)));
-      if (!in) throw UsageError(where + ": truncated data for tensor '" + it.key() + "'");
-      ordered.push_back({off[0], std::move(t)});
+      t.numel = 1;
+      for (auto d : t.shape) t.numel *= d;
+      if (off.size() != 2 || off[1] < off[0] || off[1] > data_size || off[1] - off[0] != t.numel * sizeof(float))
+        throw UsageError(where_ + ": tensor '" + it.key() + "' has data_offsets that do not match its shape or the file size");
+      t.offset = data_start + off[0];
+      tensors_.push_back(std::move(t));
     } catch (const nlohmann::json::exception& ex) {
-      throw UsageError(where + ": tensor '" + it.key() + "' has a malformed entry: " + ex.what());
+      throw UsageError(where_ + ": tensor '" + it.key() + "' has a malformed entry: " + ex.what());
     }
   }
-  std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (auto& [off, t] : ordered) ckpt.tensors.push_back(std::move(t));
+  std::sort(tensors_.begin(), tensors_.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
+}
+
+const TensorEntry* SafetensorsFile::find(const std::string& name) const {
+  for (const TensorEntry& t : tensors_)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+void SafetensorsFile::read(const TensorEntry& t, float* out) const {
+  std::ifstream in(path_, std::ios::binary);  // one stream per call: tasks read in parallel
+  in.seekg(std::streamoff(t.offset));
+  in.read(reinterpret_cast<char*>(out), std::streamsize(t.numel * sizeof(float)));
+  if (!in) throw UsageError(where_ + ": truncated data for tensor '" + t.name + "'");
+}
+
+Checkpoint read_safetensors(const std::filesystem::path& path) {
+  const SafetensorsFile file(path);
+  Checkpoint ckpt;
+  ckpt.metadata = file.metadata();
+  for (const TensorEntry& e : file.tensors()) {
+    Tensor t{e.name, e.shape, std::vector<float>(e.numel)};
+    file.read(e, t.data.data());
+    ckpt.tensors.push_back(std::move(t));
+  }
   return ckpt;
 }
 

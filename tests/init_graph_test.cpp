@@ -3,6 +3,8 @@
 // distributions against their closed forms, and clear errors.
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -414,6 +416,31 @@ TEST(InitGraph, FillZeroScaleAndCopyAreExact) {
   auto src = std::make_shared<std::vector<float>>(1000);
   for (size_t i = 0; i < src->size(); ++i) (*src)[i] = std::sin(float(i));
   EXPECT_EQ(one(1000, 1, 1, [&](InitGraph& g, size_t t) { g.uniform(t, 0, 1), g.copy_from(t, src); }), *src);
+}
+
+TEST(InitGraph, LoadFromFillsTheTensorWhenItsTaskRunsAndPrunesWhatCameBefore) {
+  for (bool lazy : {true, false}) {
+    InitGraph g(1, settings(lazy, true, 2));
+    std::atomic<int> reads{0};
+    size_t ids[3];
+    for (size_t k = 0; k < 3; ++k) {
+      ids[k] = g.add_tensor("t" + std::to_string(k), {100}, 10, 10);
+      g.normal(ids[k], 0, 1);
+      g.load_from(ids[k], [&reads, k](float* out, size_t n) {
+        ++reads;
+        for (size_t i = 0; i < n; ++i) out[i] = float(k * 1000 + i);
+      });
+    }
+    // Lazy: nothing read until materialize, and the normal before each load is pruned.
+    EXPECT_EQ(reads.load(), lazy ? 0 : 3);
+    EXPECT_EQ(g.stats().ops_pruned, lazy ? 3u : 0u);
+    const auto out = g.materialize();
+    EXPECT_EQ(reads.load(), 3);
+    for (size_t k = 0; k < 3; ++k)
+      for (size_t i = 0; i < 100; ++i) ASSERT_EQ(out[k].data[i], float(k * 1000 + i)) << (lazy ? "lazy " : "eager ") << k;
+  }
+  InitGraph g(1, settings(true));
+  expect_invalid([&] { g.load_from(g.add_tensor("w", {2}, 1, 1), nullptr); }, {"'w'", "load_from", "no reader"});
 }
 
 TEST(InitGraph, BadInputsGiveClearErrors) {

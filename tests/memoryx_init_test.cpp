@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 
 #include "memoryx/memoryx.hpp"
 
@@ -84,6 +85,24 @@ TEST(MemoryXInit, AResumeRunsOnlyTheCheckpointCopies) {
   EXPECT_EQ(s.ops_executed, 18u);  // one copy per tensor; every init op was overwritten
   EXPECT_EQ(s.ops_pruned, 24u);
   expect_same_bits(resumed.checkpoint(), first.checkpoint(), "resumed");
+}
+
+TEST(MemoryXInit, AResumeFromTheFileReadsEachTensorIntoTheStoreAndMatchesOneFromMemory) {
+  MemoryX first(config({}), kLayers);
+  first.apply_gradient(0, std::vector<float>(301 * 40, 0.5f));
+  first.finish_step();
+  const auto path = std::filesystem::temp_directory_path() / "wse_memoryx_init_resume.safetensors";
+  write_safetensors(path, first.checkpoint());  // sparse: NaN sentinels in fc1..fc3 weights and states
+  Checkpoint in_memory = read_safetensors(path);
+  const Checkpoint expected = MemoryX(config({}), kLayers, &in_memory).checkpoint();
+  for (bool lazy : {true, false}) {
+    MemoryX from_file(config({lazy, true, 3}), kLayers, SafetensorsFile(path));
+    EXPECT_EQ(from_file.step(), 1u);
+    EXPECT_EQ(from_file.init_stats().ops_executed, lazy ? 18u : 42u);
+    expect_same_bits(from_file.checkpoint(), expected, lazy ? "lazy from file" : "eager from file");
+    expect_same_bits(from_file.checkpoint(), first.checkpoint(), "against the run that wrote it");
+  }
+  std::filesystem::remove(path);
 }
 
 }  // namespace
