@@ -18,7 +18,7 @@ namespace {
 void save_checkpoint(FcTrainer& t, const std::filesystem::path& dir, uint64_t step) {
   std::filesystem::create_directories(dir);
   const auto path = dir / ("step_" + std::to_string(step) + ".safetensors");
-  write_safetensors(path, t.memoryx().checkpoint());
+  t.memoryx().write_checkpoint(path);
   std::printf("  checkpoint %s\n", path.string().c_str());
 }
 

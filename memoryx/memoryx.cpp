@@ -208,22 +208,35 @@ void MemoryX::apply_gradient(size_t l, const std::vector<float>& grad) {
   step(2 * l + 1, gb);
 }
 
+std::vector<TensorView> MemoryX::checkpoint_views() const {
+  std::vector<TensorView> views;
+  for (size_t p = 0; p < params_.size(); ++p) {
+    const uint8_t* mask = masks_[p].empty() ? nullptr : masks_[p].data();
+    views.push_back({&params_[p].name, &params_[p].shape, params_[p].data.data(), params_[p].size(), mask});
+    for (const Tensor& s : states_[p]) views.push_back({&s.name, &s.shape, s.data.data(), s.size(), mask});
+  }
+  return views;
+}
+
+std::map<std::string, std::string> MemoryX::checkpoint_metadata() const {
+  return {{"step", std::to_string(step_)}, {"optimizer", cfg_.optimizer.kind}, {"format", "wse-emu memoryx"}};
+}
+
 Checkpoint MemoryX::checkpoint() const {
   Checkpoint c;
-  auto marked = [&](const Tensor& t, const std::vector<uint8_t>& mask) {
-    Tensor out = t;
-    for (size_t i = 0; i < mask.size(); ++i)
-      if (!mask[i]) out.data[i] = kSentinel;
-    return out;
-  };
-  for (size_t p = 0; p < params_.size(); ++p) {
-    c.tensors.push_back(marked(params_[p], masks_[p]));
-    for (const Tensor& s : states_[p]) c.tensors.push_back(marked(s, masks_[p]));
+  for (const TensorView& v : checkpoint_views()) {
+    Tensor t{*v.name, *v.shape, std::vector<float>(v.data, v.data + v.numel)};
+    if (v.mask)
+      for (size_t i = 0; i < v.numel; ++i)
+        if (!v.mask[i]) t.data[i] = kSentinel;
+    c.tensors.push_back(std::move(t));
   }
-  c.metadata["step"] = std::to_string(step_);
-  c.metadata["optimizer"] = cfg_.optimizer.kind;
-  c.metadata["format"] = "wse-emu memoryx";
+  c.metadata = checkpoint_metadata();
   return c;
+}
+
+void MemoryX::write_checkpoint(const std::filesystem::path& path) const {
+  write_safetensors(path, checkpoint_views(), checkpoint_metadata());
 }
 
 }  // namespace wse

@@ -93,10 +93,14 @@ class MemoryX {
 
   // Weights, optimizer states and step; pruned weights and their states hold the NaN sentinel.
   Checkpoint checkpoint() const;
+  // The same, written straight from the store to a safetensors file (no copy of the model).
+  void write_checkpoint(const std::filesystem::path& path) const;
 
  private:
   void initialize(Checkpoint* in_memory, const SafetensorsFile* file, const std::string& where);
   void sparsify(const std::string& where);
+  std::vector<TensorView> checkpoint_views() const;
+  std::map<std::string, std::string> checkpoint_metadata() const;
 
   MemoryXConfig cfg_;
   std::vector<LayerSpec> layers_;

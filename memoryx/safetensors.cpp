@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "fabric/errors.hpp"
@@ -13,12 +14,19 @@ static_assert(std::endian::native == std::endian::little, "safetensors data is l
 namespace wse {
 
 void write_safetensors(const std::filesystem::path& path, const Checkpoint& ckpt) {
+  std::vector<TensorView> views;
+  for (const Tensor& t : ckpt.tensors) views.push_back({&t.name, &t.shape, t.data.data(), t.data.size()});
+  write_safetensors(path, views, ckpt.metadata);
+}
+
+void write_safetensors(const std::filesystem::path& path, const std::vector<TensorView>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
   nlohmann::ordered_json header;
-  if (!ckpt.metadata.empty()) header["__metadata__"] = ckpt.metadata;
+  if (!metadata.empty()) header["__metadata__"] = metadata;
   uint64_t offset = 0;
-  for (const Tensor& t : ckpt.tensors) {
-    uint64_t bytes = t.data.size() * sizeof(float);
-    header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+  for (const TensorView& t : tensors) {
+    const uint64_t bytes = t.numel * sizeof(float);
+    header[*t.name] = {{"dtype", "F32"}, {"shape", *t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string text = header.dump();
@@ -30,8 +38,20 @@ void write_safetensors(const std::filesystem::path& path, const Checkpoint& ckpt
     if (!out) throw UsageError("checkpoint " + path.string() + ": cannot open for writing");
     out.write(reinterpret_cast<const char*>(&len), 8);
     out.write(text.data(), std::streamsize(text.size()));
-    for (const Tensor& t : ckpt.tensors)
-      out.write(reinterpret_cast<const char*>(t.data.data()), std::streamsize(t.data.size() * sizeof(float)));
+    std::vector<float> chunk;  // masked tensors go out through a small buffer, never a whole copy
+    for (const TensorView& t : tensors) {
+      if (!t.mask) {
+        out.write(reinterpret_cast<const char*>(t.data), std::streamsize(t.numel * sizeof(float)));
+        continue;
+      }
+      for (size_t i = 0; i < t.numel; i += 1 << 16) {
+        const size_t n = std::min<size_t>(1 << 16, t.numel - i);
+        chunk.assign(t.data + i, t.data + i + n);
+        for (size_t k = 0; k < n; ++k)
+          if (!t.mask[i + k]) chunk[k] = std::numeric_limits<float>::quiet_NaN();
+        out.write(reinterpret_cast<const char*>(chunk.data()), std::streamsize(n * sizeof(float)));
+      }
+    }
     if (!out) throw UsageError("checkpoint " + path.string() + ": write failed");
   }
   std::filesystem::rename(tmp, path);

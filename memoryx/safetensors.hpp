@@ -49,9 +49,21 @@ class SafetensorsFile {
   std::vector<TensorEntry> tensors_;
 };
 
+// A tensor to write without copying it first: positions whose `mask` byte is 0 are written as
+// NaN, the sparsity sentinel (mask may be null: nothing masked).
+struct TensorView {
+  const std::string* name;
+  const std::vector<uint32_t>* shape;
+  const float* data;
+  size_t numel;
+  const uint8_t* mask = nullptr;
+};
+
 // Writes atomically (to a temporary file, then renamed): an interrupted write never leaves a
 // truncated checkpoint under the final name.
 void write_safetensors(const std::filesystem::path& path, const Checkpoint& ckpt);
+void write_safetensors(const std::filesystem::path& path, const std::vector<TensorView>& tensors,
+                       const std::map<std::string, std::string>& metadata);
 // Throws UsageError naming the file on anything malformed (only F32 tensors are supported).
 Checkpoint read_safetensors(const std::filesystem::path& path);
 

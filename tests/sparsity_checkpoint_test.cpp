@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "host/checkpoint_command.hpp"
 #include "memoryx/memoryx.hpp"
@@ -62,6 +64,22 @@ TEST(SparseCheckpoint, PrunedWeightsAndTheirOptimizerStatesHoldNaN) {
     EXPECT_EQ(nan_pattern(*c.find(mx.layer(l).name + ".bias")), std::vector<uint8_t>(mx.layer(l).out, 1));
   }
   EXPECT_EQ(c.metadata.at("step"), "2");
+}
+
+TEST(SparseCheckpoint, WritingStraightFromTheStoreGivesTheSameFileAsACopy) {
+  MemoryX mx(config(0.5), {{"fc1", 300, 250}, {"fc2", 250, 4}});  // fc1: 75000 weights, over one write chunk
+  train(mx);
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto direct = dir / "wse_sparsity_ckpt_direct.safetensors", copied = dir / "wse_sparsity_ckpt_copied.safetensors";
+  mx.write_checkpoint(direct);
+  write_safetensors(copied, mx.checkpoint());
+  auto bytes = [](const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string a = bytes(direct), b = bytes(copied);
+  EXPECT_GT(a.size(), 75000u * 4);
+  EXPECT_TRUE(a == b) << "files differ";
 }
 
 TEST(SparseCheckpoint, ResumingAtTheSameLevelRestoresEverythingBitExactly) {
