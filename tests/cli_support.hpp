@@ -4,6 +4,8 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace wse::test {
@@ -21,6 +23,18 @@ inline Output shell(const std::string& command) {
   while (size_t n = fread(buf.data(), 1, buf.size(), p)) text.append(buf.data(), n);
   const int status = pclose(p);
   return {WEXITSTATUS(status), text};
+}
+
+// A scratch folder for one test program, under the system's temp folder.
+inline std::filesystem::path scratch_dir(const std::string& name) {
+  std::filesystem::path d = std::filesystem::temp_directory_path() / name;
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+inline std::filesystem::path write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+  return path;
 }
 
 #ifdef WSE_BINARY

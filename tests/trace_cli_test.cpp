@@ -18,11 +18,7 @@ namespace fs = std::filesystem;
 using wse::test::Output;
 using wse::test::wse;
 
-fs::path dir() {
-  fs::path d = fs::temp_directory_path() / "wse_trace_cli_test";
-  fs::create_directories(d);
-  return d;
-}
+fs::path dir() { return wse::test::scratch_dir("wse_trace_cli_test"); }
 
 fs::path config() {
   fs::path p = dir() / "gemv.yaml";

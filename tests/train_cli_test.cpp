@@ -15,17 +15,9 @@ namespace fs = std::filesystem;
 using wse::test::Output;
 using wse::test::wse;
 
-fs::path dir() {
-  fs::path d = fs::temp_directory_path() / "wse_train_cli_test";
-  fs::create_directories(d);
-  return d;
-}
+fs::path dir() { return wse::test::scratch_dir("wse_train_cli_test"); }
 
-fs::path write(const std::string& name, const std::string& yaml) {
-  fs::path p = dir() / name;
-  std::ofstream(p) << yaml;
-  return p;
-}
+fs::path write(const std::string& name, const std::string& yaml) { return wse::test::write_file(dir() / name, yaml); }
 
 const char* kSmall =
     "machine: wse2\nmesh: {width: 4, height: 2}\nkernel: fc_train\nmodel: {layers: [784, 16, 10]}\n"
