@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 
+#include "host/fc_trainer.hpp"
 #include "host/gemv.hpp"
 #include "host/job.hpp"
 #include "host/report.hpp"
@@ -161,6 +163,51 @@ TEST(Determinism, SamplesAtIntervalBoundariesAreIdenticalAtAnyThreadCount) {
     EXPECT_EQ(sampled_gemv(threads, 100, &bp), one) << threads << " threads";
     EXPECT_EQ(bp, unsampled);
   }
+}
+
+// A sparse training run: the masks, the weights after two steps, the loss and every pass's
+// counters are the same at 1, 2 and 3 engine threads and any init parallelism.
+TEST(Determinism, SparseTrainingIsIdenticalAtAnyThreadCountAndInitParallelism) {
+  RunConfig cfg;
+  cfg.source = "in-memory";
+  cfg.kernel = "fc_train";
+  cfg.mesh = {4, 3};
+  cfg.train.layers = {30, 17, 6};
+  cfg.train.batch_size = 6;
+  cfg.train.memoryx.optimizer = {"adam", 0.01f};
+  cfg.train.memoryx.encoding = StreamEncoding::Sparse;
+  cfg.train.memoryx.sparsity.enabled = true;
+  cfg.train.memoryx.sparsity.level = 0.6;
+  cfg.train.memoryx.sparsity.method = SparsityInit::TopK;
+  std::vector<float> x(6 * 30);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float((i * 37) % 101) / 101.0f;
+  const std::vector<uint8_t> y = {0, 1, 2, 3, 4, 5};
+  struct Outcome {
+    Checkpoint ckpt;
+    std::vector<double> losses;
+    std::vector<nlohmann::json> stats;
+  };
+  auto run = [&](unsigned threads, uint32_t init_parallel) {
+    RunConfig c = cfg;
+    c.train.memoryx.init.max_parallel = init_parallel;
+    FcTrainer t(c, threads);
+    Outcome o;
+    for (int s = 0; s < 2; ++s) o.losses.push_back(t.train_step(x.data(), y.data()).loss);
+    for (size_t l = 0; l < 2; ++l) o.stats.push_back(t.forward_stats()[l].to_json()), o.stats.push_back(t.backward_stats()[l].to_json());
+    o.ckpt = t.memoryx().checkpoint();
+    return o;
+  };
+  const Outcome one = run(1, 1);
+  for (auto [threads, par] : {std::pair{2u, 4u}, std::pair{3u, 2u}}) {
+    const Outcome many = run(threads, par);
+    EXPECT_EQ(many.losses, one.losses) << threads << " threads";
+    EXPECT_EQ(many.stats, one.stats) << threads << " threads";
+    ASSERT_EQ(many.ckpt.tensors.size(), one.ckpt.tensors.size());
+    for (size_t i = 0; i < one.ckpt.tensors.size(); ++i)
+      EXPECT_EQ(0, std::memcmp(many.ckpt.tensors[i].data.data(), one.ckpt.tensors[i].data.data(), one.ckpt.tensors[i].size() * 4))
+          << one.ckpt.tensors[i].name << " at " << threads << " threads";
+  }
+  EXPECT_GT(one.stats[0]["macs_skipped"].get<uint64_t>(), 0u);  // the run was sparse
 }
 
 TEST(Partition, BandsCoverTheMeshExactlyOnceAndShareRowsEvenly) {
