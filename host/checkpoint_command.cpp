@@ -5,11 +5,20 @@
 
 namespace wse {
 
+namespace {
+
+uint64_t finalize_tensor(Tensor& t) {
+  uint64_t replaced = 0;
+  for (float& v : t.data)
+    if (std::isnan(v)) v = 0.0f, ++replaced;
+  return replaced;
+}
+
+}  // namespace
+
 uint64_t finalize_checkpoint(Checkpoint& ckpt) {
   uint64_t replaced = 0;
-  for (Tensor& t : ckpt.tensors)
-    for (float& v : t.data)
-      if (std::isnan(v)) v = 0.0f, ++replaced;
+  for (Tensor& t : ckpt.tensors) replaced += finalize_tensor(t);
   return replaced;
 }
 
@@ -18,9 +27,7 @@ int finalize_checkpoint_command(const std::filesystem::path& input, const std::f
   std::printf("wse: finalizing %s (%zu tensors)\n", input.string().c_str(), ckpt.tensors.size());
   uint64_t total = 0;
   for (Tensor& t : ckpt.tensors) {
-    Checkpoint one{{std::move(t)}, {}};
-    const uint64_t n = finalize_checkpoint(one);
-    t = std::move(one.tensors[0]);
+    const uint64_t n = finalize_tensor(t);
     if (n) std::printf("  %-24s %llu of %zu sentinels -> 0\n", t.name.c_str(), (unsigned long long)n, t.size());
     total += n;
   }

@@ -108,6 +108,15 @@ double sparsity_level(const YAML::Node& n, const std::string& where, const std::
   return v;
 }
 
+SparsityInit sparsity_init(const YAML::Node& n, const std::string& where, const std::string& field) {
+  const std::string name = scalar<std::string>(n, where, field, "random, topk or from_zeros");
+  try {
+    return parse_sparsity_init(name, where + ": field '" + field + "'");
+  } catch (const UsageError& e) {
+    throw ConfigError(e.what());
+  }
+}
+
 SparsityPattern sparsity_pattern(const YAML::Node& n, const std::string& where, const std::string& field) {
   SparsityPattern p;
   p.pattern = scalar<std::string>(n, where, field, "a regular expression");
@@ -128,15 +137,7 @@ void load_sparsity(SparsityConfig& sc, const YAML::Node& n, const std::string& w
   }
   check_keys(n, where, "sparsity", {"sparsity", "init_method", "seed", "param_name_patterns"});
   if (n["sparsity"]) sc.level = sparsity_level(n["sparsity"], where, "sparsity.sparsity");
-  try {
-    if (n["init_method"])
-      sc.method = parse_sparsity_init(scalar<std::string>(n["init_method"], where, "sparsity.init_method", "random, topk or from_zeros"),
-                                      where + ": field 'sparsity.init_method'");
-  } catch (const ConfigError&) {
-    throw;
-  } catch (const UsageError& e) {
-    throw ConfigError(e.what());
-  }
+  if (n["init_method"]) sc.method = sparsity_init(n["init_method"], where, "sparsity.init_method");
   if (n["seed"]) sc.seed = scalar<uint64_t>(n["seed"], where, "sparsity.seed", "a non-negative integer");
   YAML::Node pats = n["param_name_patterns"];
   if (!pats) return;
@@ -155,14 +156,7 @@ void load_sparsity(SparsityConfig& sc, const YAML::Node& n, const std::string& w
       if (kv.second && !kv.second.IsNull()) {
         check_keys(kv.second, where, kf, {"sparsity", "init_method", "seed"});
         if (kv.second["sparsity"]) p.level = sparsity_level(kv.second["sparsity"], where, kf + ".sparsity");
-        if (kv.second["init_method"]) {
-          const std::string m = scalar<std::string>(kv.second["init_method"], where, kf + ".init_method", "random, topk or from_zeros");
-          try {
-            p.method = parse_sparsity_init(m, where + ": field '" + kf + ".init_method'");
-          } catch (const UsageError& e) {
-            throw ConfigError(e.what());
-          }
-        }
+        if (kv.second["init_method"]) p.method = sparsity_init(kv.second["init_method"], where, kf + ".init_method");
         if (kv.second["seed"]) p.seed = scalar<uint64_t>(kv.second["seed"], where, kf + ".seed", "a non-negative integer");
       }
       sc.patterns->push_back(std::move(p));

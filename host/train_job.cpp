@@ -65,26 +65,23 @@ nlohmann::json init_json(const InitStats& s, const InitSettings& cfg) {
           {"seconds", s.record_seconds + s.materialize_seconds}};
 }
 
-// What --validate_only says about the sparsity block: every parameter it would sparsify.
-void print_sparsity_plan(const TrainConfig& tc, const std::vector<LayerSpec>& specs) {
-  if (!tc.memoryx.sparsity.enabled) {
+// What --validate_only says about the sparsity block: every parameter MemoryX sparsified.
+void print_sparsity_plan(const MemoryX& mx) {
+  if (!mx.config().sparsity.enabled) {
     std::printf("  sparsity: none (dense run)\n");
     return;
   }
-  const auto params = MemoryX::parameters(specs);
-  const SparsityPlan plan = plan_sparsity(tc.memoryx.sparsity, params, tc.memoryx.seed);
-  std::printf("  sparsity: %zu of %zu parameters\n", plan.params.size(), params.size());
-  for (const ParamSparsity& p : plan.params) {
-    uint64_t numel = 1;
-    for (uint32_t d : params[p.param].shape) numel *= d;
+  std::printf("  sparsity: %zu of %zu parameters\n", mx.sparsified().size(), 2 * mx.layers());
+  for (const SparsifiedParam& s : mx.sparsified()) {
+    const ParamSparsity& p = s.plan;
+    const auto numel = (unsigned long long)s.numel, pruned = (unsigned long long)s.pruned;
+    const std::string pattern = p.pattern.empty() ? "" : "  (pattern " + p.pattern + ")";
     if (p.method == SparsityInit::FromZeros)
-      std::printf("    %-14s %10llu  from_zeros (its zero weights), seed %llu\n", p.name.c_str(), (unsigned long long)numel,
-                  (unsigned long long)p.seed);
+      std::printf("    %-14s %10llu  from_zeros (its zero weights), seed %llu: %llu pruned, %llu kept%s\n", p.name.c_str(), numel,
+                  (unsigned long long)p.seed, pruned, numel - pruned, pattern.c_str());
     else
-      std::printf("    %-14s %10llu  level %.4g %-6s seed %llu: %llu pruned, %llu kept%s%s\n", p.name.c_str(),
-                  (unsigned long long)numel, p.level, to_string(p.method), (unsigned long long)p.seed,
-                  (unsigned long long)pruned_count(p.level, numel), (unsigned long long)(numel - pruned_count(p.level, numel)),
-                  p.pattern.empty() ? "" : "  (pattern ", p.pattern.empty() ? "" : (p.pattern + ")").c_str());
+      std::printf("    %-14s %10llu  level %.4g %-6s seed %llu: %llu pruned, %llu kept%s\n", p.name.c_str(), numel, p.level,
+                  to_string(p.method), (unsigned long long)p.seed, pruned, numel - pruned, pattern.c_str());
   }
 }
 
@@ -109,9 +106,7 @@ int run_training(const RunConfig& cfg, unsigned threads, const std::filesystem::
                 is.record_seconds + is.materialize_seconds, double(is.store_bytes) / (1 << 20), double(init_rss) / (1 << 20));
   }
   if (modes.validate_only) {
-    std::vector<LayerSpec> specs;
-    for (size_t l = 0; l < trainer.memoryx().layers(); ++l) specs.push_back(trainer.memoryx().layer(l));
-    print_sparsity_plan(tc, specs);
+    print_sparsity_plan(trainer.memoryx());
     nlohmann::json plan = trainer.mesh_program();
     std::printf("  valid: every layer maps; peak SRAM per PE %u of %u bytes\n", plan["sram_plan"]["peak_bytes_max"].get<uint32_t>(),
                 cfg.machine.sram_bytes_per_pe);
