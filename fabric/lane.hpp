@@ -16,30 +16,39 @@ struct LaneCounters {
 
 struct Lane {
   static constexpr uint32_t kSlots = MachineSpec::kMaxDepth + MachineSpec::kMaxLatency + 1;
+  static_assert(kSlots <= 32, "slot flags are kept in 32-bit masks");
 
   Colour colour = 0;
   Dir rx = Dir::Ramp;
-  uint8_t tx = 0;        // route tx set
+  uint8_t tx = 0;        // route tx set (the current switch position's)
   uint8_t pending = 0;   // tx targets the head wavelet has not reached yet
   uint8_t head = 0, count = 0, cap = 0;
+  int8_t ext = -1;       // index of this lane's switch / filter state in Router::ext, -1 = a plain lane
   uint8_t credits[kDirs] = {};
+  uint32_t control = 0;  // per slot: a control wavelet
+  uint32_t advance = 0;  // per slot: advance this router's switch when the wavelet has left
   uint32_t slots[kSlots] = {};
   LaneCounters counters;
 
   bool empty() const { return count == 0; }
   uint32_t front() const { return slots[head]; }
-  // Both return true when a new head wavelet appears (it wants every tx target).
-  bool push(uint32_t payload) {
-    slots[(head + count) % kSlots] = payload;
-    if (count++) return false;
-    pending = tx;
-    return true;
+  bool front_control() const { return control >> head & 1u; }
+  bool front_advance() const { return advance >> head & 1u; }
+  // Returns true when a new head wavelet appears (the router then decides where it goes).
+  bool push(uint32_t payload, uint8_t flags = 0) {
+    uint32_t at = head + count;
+    if (at >= kSlots) at -= kSlots;
+    slots[at] = payload;
+    if (flags) {
+      if (flags & kControl) control |= 1u << at;
+      if (flags & kAdvanceSwitch) advance |= 1u << at;
+    }
+    return count++ == 0;
   }
   bool pop() {
-    head = uint8_t((head + 1) % kSlots);
-    if (!--count) return false;
-    pending = tx;
-    return true;
+    control &= ~(1u << head), advance &= ~(1u << head);
+    if (++head == kSlots) head = 0;
+    return --count != 0;
   }
 };
 

@@ -13,14 +13,30 @@ struct MachineSpec {
   uint32_t sram_bytes_per_pe = 49152;   // 48 KB
   uint32_t sram_banks = 8;
   uint32_t colours = 24;                // routable colours
-  uint32_t hop_latency_cycles = 2;      // router-to-router
-  uint32_t ramp_latency_cycles = 1;     // router <-> own PE
+  uint32_t hop_latency_cycles = 1;      // router-to-router
+  uint32_t ramp_latency_cycles = 2;     // router <-> own PE (T_R of the HPDC'24 reduce model)
   uint32_t wavelets_per_link_per_cycle = 1;
   uint32_t router_buffer_depth = 2;     // per colour, beyond the link pipeline; not public
   uint32_t pe_input_queue_depth = 4;    // per colour, beyond the ramp pipeline
-  uint32_t fmac_simd_fp16 = 4;          // elements per cycle
-  uint32_t fmac_simd_fp32 = 1;
-  uint32_t move_simd_fp32 = 2;          // fp32 add / mov elements per cycle
+  uint32_t fmac_simd_fp16 = 4;          // @fmach elements per cycle
+  uint32_t fmac_simd_mixed = 2;         // @fmachs (fp16 x fp16 + fp32)
+  uint32_t fmac_simd_fp32 = 1;          // @fmacs, @fmuls
+  uint32_t move_simd_fp32 = 2;          // @fadds @fsubs @fmovs @fnegs
+  uint32_t move_simd_fp16 = 4;          // @faddh @fmovh ... (fp16 elementwise)
+
+  // The PE's datapath and its threads.
+  uint32_t dsd_pipeline_cycles = 1;     // an element read by a DSD op reaches the output queue this much later
+  uint32_t fabric_dsd_setup_cycles = 44;  // an op with a fabric operand starts this long after it is issued
+  uint32_t microthreads = 8;            // asynchronous DSD operations in flight at once
+  uint32_t pe_input_queues = 8;         // colours a PE can receive on
+  uint32_t pe_output_queues = 6;        // colours a PE can send on
+  uint32_t pe_output_queue_depth = 2;   // 32-bit wavelets per output queue, beyond the pipeline
+  uint32_t pe_filters = 3;              // counter filters a router can hold (memcpy's is not counted)
+
+  // Router switches (several routes per colour, advanced at run time).
+  uint32_t switch_positions = 4;        // per colour per router, the base route included
+  bool switch_rx_and_tx = false;        // WSE-2: a position names an input or an output, never both
+
   double clock_hz = 850e6;
   // Off-wafer I/O shared by all active edge ports, in bytes per fabric cycle
   // (CS-2: 1.2 Tb/s at 850 MHz ~ 176 B/cycle). 0 = every port runs at link rate.
@@ -30,6 +46,8 @@ struct MachineSpec {
   static constexpr uint32_t kMaxLatency = 15;
   static constexpr uint32_t kMaxColours = 32;
   static constexpr uint32_t kMaxDepth = 16;
+  static constexpr uint32_t kMaxMicrothreads = 16;
+  static constexpr uint32_t kMaxSwitchPositions = 8;
 };
 
 }  // namespace wse

@@ -21,12 +21,13 @@ void Mesh::set_route(Coord tile, Colour colour, Route route) {
     throw RouteError(where(tile, colour) + ": rx or tx names a port that does not exist");
   if (route.tx == 0) throw RouteError(where(tile, colour) + ": empty tx set");
   auto& r = routers_[shape_.id(tile)];
-  if (!r) r = std::make_unique<Router>();
+  if (!r) r = std::make_unique<Router>(), r->where = tile;
   if (Lane* lane = r->lane(colour)) {
     if (lane->rx != route.rx)
       throw RouteError(where(tile, colour) + ": already receives from " + dir_name(lane->rx) + ", cannot also receive from " +
-                       dir_name(route.rx) + " (one rx direction per colour per router)");
+                       dir_name(route.rx) + " (one rx direction per colour per router; use switch positions to change it at run time)");
     lane->tx |= route.tx;
+    if (LaneExt* e = r->lane_ext(colour)) e->base_tx = lane->tx, e->tx_union |= route.tx;
     return;
   }
   Lane lane;
@@ -35,6 +36,57 @@ void Mesh::set_route(Coord tile, Colour colour, Route route) {
   lane.tx = route.tx;
   r->lane_of[colour] = int8_t(r->lanes.size());
   r->lanes.push_back(lane);
+}
+
+void Mesh::set_switch(Coord tile, Colour colour, const ColourSwitchConfig& cfg) {
+  Router* r = shape_.contains(tile.x, tile.y) ? routers_[shape_.id(tile)].get() : nullptr;
+  Lane* lane = r ? r->lane(colour) : nullptr;
+  if (!lane) throw RouteError(where(tile, colour) + ": switch positions need the colour's route (position 0) first");
+  if (cfg.count == 0) throw RouteError(where(tile, colour) + ": a switch needs at least one position beyond the route");
+  if (1u + cfg.count > spec_.switch_positions)
+    throw RouteError(where(tile, colour) + ": " + std::to_string(1 + cfg.count) + " switch positions (the route and " +
+                     std::to_string(cfg.count) + " more), but a " + spec_.name + " router holds at most " +
+                     std::to_string(spec_.switch_positions) + " per colour");
+  LaneExt& e = r->make_ext(*lane);
+  e.has_switch = true;
+  e.sw = cfg;
+  e.rx_union = bit(e.base_rx), e.tx_union = e.base_tx;
+  for (uint8_t k = 0; k < cfg.count; ++k) {
+    const SwitchPosition& p = cfg.positions[k];
+    const std::string pos = where(tile, colour) + ": switch position " + std::to_string(k + 1);
+    if (!p.has_rx && !p.has_tx) throw RouteError(pos + " names neither an rx nor a tx");
+    if (p.has_rx && p.has_tx && !spec_.switch_rx_and_tx)
+      throw RouteError(pos + " names both an rx and a tx; a " + spec_.name +
+                       " switch position changes one side only (put the change in two positions)");
+    if (p.has_rx && uint8_t(p.rx) >= kDirs) throw RouteError(pos + ": rx names a port that does not exist");
+    if (p.has_tx && (p.tx == 0 || p.tx >= (1u << kDirs))) throw RouteError(pos + ": empty tx set or a port that does not exist");
+    if (p.has_rx) e.rx_union |= bit(p.rx);
+    if (p.has_tx) e.tx_union |= p.tx;
+  }
+}
+
+void Mesh::set_filter(Coord tile, Colour colour, const CounterFilter& f) {
+  Router* r = shape_.contains(tile.x, tile.y) ? routers_[shape_.id(tile)].get() : nullptr;
+  Lane* lane = r ? r->lane(colour) : nullptr;
+  if (!lane) throw RouteError(where(tile, colour) + ": a filter needs the colour's route first");
+  uint32_t filters = 0;
+  for (const LaneExt& e : r->ext) filters += e.has_filter;
+  LaneExt& e = r->make_ext(*lane);
+  if (!e.has_switch) e.rx_union = bit(e.base_rx), e.tx_union = e.base_tx;
+  if (!e.has_filter && filters >= spec_.pe_filters)
+    throw RouteError(where(tile, colour) + ": a " + std::to_string(filters + 1) + "th counter filter at this router, but a " +
+                     spec_.name + " PE has " + std::to_string(spec_.pe_filters) + " (give some streams their own colours)");
+  if (f.limit1 == 0 && f.max_counter == 0 && f.init_counter == 0)
+    throw RouteError(where(tile, colour) + ": the filter passes every wavelet (limit1 = 0): leave it out");
+  if (f.init_counter > f.limit1) throw RouteError(where(tile, colour) + ": filter init_counter is beyond limit1");
+  e.has_filter = true;
+  e.filter = f;
+  e.counter = f.init_counter;
+}
+
+void Mesh::reset_switches() {
+  for (auto& r : routers_)
+    if (r) r->reset_switches();
 }
 
 IngressPort& Mesh::add_ingress(Coord tile, Dir side) {
@@ -65,11 +117,13 @@ void Mesh::validate() const {
     const Coord c = shape_.coord(t);
     for (const Lane& lane : r->lanes) {
       Coord n;
-      if (lane.rx != Dir::Ramp && !shape_.neighbour(c, lane.rx, n) && !has_port(ingress_, c, lane.rx))
-        throw RouteError(where(c, lane.colour) + ": receives from " + dir_name(lane.rx) +
-                         " off the mesh edge, where no ingress port is attached");
+      const uint8_t rxs = r->rx_union(lane), txs = r->tx_union(lane);
+      for (int d = 0; d < kMeshDirs; ++d)
+        if ((rxs & bit(Dir(d))) && !shape_.neighbour(c, Dir(d), n) && !has_port(ingress_, c, Dir(d)))
+          throw RouteError(where(c, lane.colour) + ": receives from " + dir_name(Dir(d)) +
+                           " off the mesh edge, where no ingress port is attached");
       for (int d = 0; d < kMeshDirs; ++d) {
-        if (!(lane.tx & bit(Dir(d)))) continue;
+        if (!(txs & bit(Dir(d)))) continue;
         if (!shape_.neighbour(c, Dir(d), n)) {
           if (!has_port(egress_, c, Dir(d)))
             throw RouteError(where(c, lane.colour) + ": sends " + dir_name(Dir(d)) +
@@ -81,7 +135,7 @@ void Mesh::validate() const {
         if (!nl)
           throw RouteError(where(c, lane.colour) + ": sends " + dir_name(Dir(d)) + " to tile " + to_string(n) +
                            ", which has no route for colour " + std::to_string(lane.colour));
-        if (nl->rx != opposite(Dir(d)))
+        if (!(nr->rx_union(*nl) & bit(opposite(Dir(d)))))
           throw RouteError(where(c, lane.colour) + ": sends " + dir_name(Dir(d)) + " to tile " + to_string(n) +
                            ", which receives colour " + std::to_string(lane.colour) + " from " + dir_name(nl->rx) +
                            ", not " + dir_name(opposite(Dir(d))));
@@ -110,14 +164,33 @@ void Mesh::build_links(const Partition& partition) {
       Coord n;
       lane.head = lane.count = lane.pending = 0;
       lane.counters = {};
-      if (lane.rx == Dir::Ramp) lane.cap = uint8_t(lane_capacity(ramp));
-      else if (shape_.neighbour(c, lane.rx, n)) lane.cap = uint8_t(lane_capacity(hop));
-      else lane.cap = uint8_t(lane_capacity(0));
+      lane.control = lane.advance = 0;
+      // A lane that switches its rx is sized for the longest input it may have.
+      const uint8_t rxs = r->rx_union(lane);
+      uint32_t cap = 0;
+      for (int d = 0; d < kDirs; ++d) {
+        if (!(rxs & bit(Dir(d)))) continue;
+        if (Dir(d) == Dir::Ramp) cap = std::max(cap, lane_capacity(ramp));
+        else if (shape_.neighbour(c, Dir(d), n)) cap = std::max(cap, lane_capacity(hop));
+        else cap = std::max(cap, lane_capacity(0));
+      }
+      lane.cap = uint8_t(cap);
+    }
+    r->reset_switches();
+  }
+  // Credits toward each tx target: the downstream lane's capacity (known now for every lane).
+  for (TileId t = 0; t < routers_.size(); ++t) {
+    Router* r = routers_[t].get();
+    if (!r) continue;
+    const Coord c = shape_.coord(t);
+    for (Lane& lane : r->lanes) {
+      Coord n;
+      const uint8_t txs = r->tx_union(lane);
       for (int d = 0; d < kDirs; ++d) {
         lane.credits[d] = 0;
-        if (!(lane.tx & bit(Dir(d)))) continue;
+        if (!(txs & bit(Dir(d)))) continue;
         if (Dir(d) == Dir::Ramp) lane.credits[d] = uint8_t(pe_queue_capacity());
-        else if (shape_.neighbour(c, Dir(d), n)) lane.credits[d] = uint8_t(lane_capacity(hop));
+        else if (shape_.neighbour(c, Dir(d), n)) lane.credits[d] = routers_[shape_.id(n)]->lane(lane.colour)->cap;
       }
     }
   }
@@ -129,10 +202,11 @@ void Mesh::build_links(const Partition& partition) {
     uint8_t used_tx = 0, used_rx = 0;
     uint32_t colours_tx[kDirs] = {};
     for (const Lane& lane : r->lanes) {
-      used_tx |= lane.tx;
-      used_rx |= bit(lane.rx);
+      const uint8_t txs = r->tx_union(lane);
+      used_tx |= txs;
+      used_rx |= r->rx_union(lane);
       for (int d = 0; d < kDirs; ++d)
-        if (lane.tx & bit(Dir(d))) ++colours_tx[d];
+        if (txs & bit(Dir(d))) ++colours_tx[d];
     }
     for (int d = 0; d < kDirs; ++d) {
       if (!(used_tx & bit(Dir(d)))) continue;
@@ -146,7 +220,8 @@ void Mesh::build_links(const Partition& partition) {
         downstream_cap = pe_queue_capacity();
       } else if (shape_.neighbour(c, Dir(d), n)) {
         l.kind = LinkKind::Hop, l.dst = shape_.id(n), l.latency = uint8_t(hop);
-        downstream_cap = lane_capacity(hop);
+        downstream_cap = 0;
+        for (const Lane& lane : routers_[l.dst]->lanes) downstream_cap = std::max<uint32_t>(downstream_cap, lane.cap);
         routers_[l.dst]->in[size_t(opposite(Dir(d)))] = &l;
       } else {
         l.kind = LinkKind::Egress, l.dst = t, l.latency = uint8_t(hop);
@@ -156,7 +231,10 @@ void Mesh::build_links(const Partition& partition) {
       }
       const bool x = l.kind == LinkKind::Hop && cross(l.src, l.dst);
       if (!l.egress) {
-        l.flits.init(l.latency + 2, x);
+        // A switching colour at the far end may hold wavelets on the link until its rx turns.
+        bool holds = false;
+        for (const Lane& lane : routers_[l.dst]->lanes) holds |= lane.ext >= 0 && routers_[l.dst]->ext[size_t(lane.ext)].has_switch;
+        l.flits.init(l.latency + 2 + (holds ? colours_tx[d] * downstream_cap : 0), x);
         l.credits.init(colours_tx[d] * downstream_cap + 1, x);
       }
       r->out[size_t(d)] = &l;
@@ -164,10 +242,11 @@ void Mesh::build_links(const Partition& partition) {
     if (used_rx & bit(Dir::Ramp)) {  // the PE sends onto this router
       Link& l = links_.emplace_back();
       l.kind = LinkKind::RampUp, l.src = l.dst = t, l.dir = Dir::Ramp, l.latency = uint8_t(ramp);
-      uint32_t colours = 0;
-      for (const Lane& lane : r->lanes) colours += lane.rx == Dir::Ramp;
-      l.flits.init(ramp + 2, false);
-      l.credits.init(colours * lane_capacity(ramp) + 1, false);
+      uint32_t credits = 1;
+      for (const Lane& lane : r->lanes)
+        if (r->rx_union(lane) & bit(Dir::Ramp)) credits += lane.cap;
+      l.flits.init(ramp + 2 + credits, false);  // room for what a switching colour holds back
+      l.credits.init(credits, false);
       r->in[size_t(Dir::Ramp)] = &l;
     }
   }
@@ -212,7 +291,7 @@ void Mesh::finalize(const Partition& partition) {
       if (col < 32 && (checked & (1u << col))) continue;
       if (col < 32) checked |= 1u << col;
       const Lane* lane = (r && col < spec_.colours) ? r->lane(col) : nullptr;
-      if (!lane || lane->rx != p.side())
+      if (!lane || !(r->rx_union(*lane) & bit(p.side())))
         throw RouteError("ingress port at tile " + to_string(p.tile()) + " side " + dir_name(p.side()) +
                          " carries colour " + std::to_string(col) + ", but that tile has no route receiving colour " +
                          std::to_string(col) + " from " + dir_name(p.side()));

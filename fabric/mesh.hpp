@@ -25,6 +25,15 @@ class Mesh {
   // Throws RouteError for a tile off the mesh, a colour beyond the spec, or a second rx
   // direction for a colour at one router.
   void set_route(Coord tile, Colour colour, Route route);
+  // Switch positions 1.. for a colour already routed at `tile` (position 0 is its route). Throws
+  // RouteError beyond the spec's positions, or for a position naming both rx and tx on a machine
+  // whose positions name one side only (WSE-2).
+  void set_switch(Coord tile, Colour colour, const ColourSwitchConfig& positions);
+  // A counter filter on a colour routed at `tile` to its PE. Throws RouteError beyond the spec's
+  // filters per router.
+  void set_filter(Coord tile, Colour colour, const CounterFilter& filter);
+  // Back to every colour's base route and every filter's initial count (before a new kernel run).
+  void reset_switches();
   IngressPort& add_ingress(Coord tile, Dir side);
   EgressPort& add_egress(Coord tile, Dir side);
 

@@ -2,6 +2,8 @@
 
 #include <bit>
 
+#include "fabric/errors.hpp"
+
 namespace wse {
 
 void Router::catch_up(Cycle now) {
@@ -12,14 +14,42 @@ void Router::catch_up(Cycle now) {
     if (blocked_links_ & bit(Dir(d))) out[size_t(d)]->counters.backpressure_cycles += slept;
 }
 
+void Router::hold(size_t i, Dir from, uint32_t payload, uint8_t flags) {
+  Lane& lane = lanes[i];
+  LaneExt* e = lane.ext >= 0 ? &ext[size_t(lane.ext)] : nullptr;
+  if (!e || !e->has_switch || !(e->rx_union & bit(from)))
+    throw std::logic_error("router " + to_string(where) + " colour " + std::to_string(lane.colour) + ": a wavelet from " +
+                           dir_name(from) + ", which no route of the colour receives from (validation missed it)");
+  if (e->held_count && e->held_from != from)
+    throw PeError("router " + to_string(where) + " colour " + std::to_string(lane.colour) + ": wavelets wait from both " +
+                  dir_name(e->held_from) + " and " + dir_name(from) + " while the switch receives from " + dir_name(lane.rx) +
+                  "; a colour can hold back one input at a time");
+  if (e->held_count == LaneExt::kHeld) overflow(lane);
+  e->held_from = from;
+  e->held[e->held_count] = payload;
+  e->held_flags[e->held_count] = flags;
+  ++e->held_count;
+}
+
+void Router::overflow(const Lane& lane) const {
+  throw PeError("router " + to_string(where) + " colour " + std::to_string(lane.colour) +
+                ": its buffer overflowed: wavelets arrived from two inputs around a switch of its rx "
+                "(the old input went on sending after the control wavelet that retired it)");
+}
+
 void Router::ingest(TileId self, Cycle now, Scheduler& s) {
   catch_up(now);
   last_step_ = now;
   for (uint32_t m = in_links; m; m &= m - 1) {
-    Link* l = in[size_t(std::countr_zero(m))];
+    const int d = std::countr_zero(m);
+    Link* l = in[size_t(d)];
     while (const Flit* f = l->flits.front()) {
       if (f->arrival > now) break;
-      push(size_t(lane_of[f->colour]), f->payload);
+      const auto i = size_t(lane_of[f->colour]);
+      // A colour whose switch receives from elsewhere now keeps the wavelet waiting (its sender
+      // runs out of credits): backpressure orders the senders as the switches expect.
+      if (lanes[i].rx != Dir(d)) hold(i, Dir(d), f->payload, f->flags);
+      else push(i, f->payload, f->flags, self, now, s);
       l->flits.pop();
     }
   }
@@ -39,11 +69,102 @@ void Router::ingest(TileId self, Cycle now, Scheduler& s) {
     if (p->next_ready() <= now) {
       const auto i = size_t(lane_of[p->peek().colour]);
       if (lanes[i].count == lanes[i].cap) continue;  // forward() wakes us when the lane pops
-      push(i, p->peek().payload);
+      if (lanes[i].rx != Dir(d)) continue;           // apply_switch() wakes us when it turns here
+      push(i, p->peek().payload, p->peek().flags, self, now, s);
       p->pop(now);
     }
     if (!p->drained()) s.schedule(self, std::max(p->next_ready(), now + 1));
   }
+}
+
+void Router::special_head(size_t i, TileId self, Cycle now, Scheduler& s) {
+  Lane& l = lanes[i];
+  uint8_t pending = l.tx;
+  if (l.front_control()) {
+    // A control wavelet stops at the first router that delivers the colour to its PE.
+    if (pending & bit(Dir::Ramp)) pending = bit(Dir::Ramp);
+  } else if (l.ext >= 0) {
+    LaneExt& e = ext[size_t(l.ext)];
+    if (e.has_filter && (pending & bit(Dir::Ramp))) {
+      const bool pass = e.counter <= e.filter.max_counter;
+      e.counter = e.counter >= e.filter.limit1 ? 0 : e.counter + 1;
+      if (!pass) pending &= uint8_t(~bit(Dir::Ramp));
+    }
+  }
+  l.pending = pending;
+  if (pending) {
+    for (uint32_t m = pending; m; m &= m - 1) want_[size_t(std::countr_zero(m))] |= 1u << i;
+    return;
+  }
+  // Filtered away from its only target: the wavelet leaves the network here (finish_head takes
+  // the next head, if any).
+  ++l.counters.wavelets;
+  finish_head(i, self, now, s);
+}
+
+void Router::return_credit(const Lane& lane, Dir from, TileId self, Cycle now, Scheduler& s) {
+  if (Link* up = in[size_t(from)]) {
+    up->credits.push({now + 1, lane.colour});
+    s.schedule(up->src, now + 1);
+  } else {
+    s.schedule(self, now + 1);  // the ingress port feeding this lane may push again
+  }
+}
+
+void Router::apply_switch(Lane& lane, LaneExt& e, SwitchCommand cmd, TileId self, Cycle now, Scheduler& s) {
+  if (!e.has_switch || cmd == SwitchCommand::Nop || cmd == SwitchCommand::Teardown) return;
+  uint8_t next = e.position;
+  if (cmd == SwitchCommand::Reset) {
+    next = 0;
+  } else if (e.position < e.sw.count) {
+    next = uint8_t(e.position + 1);
+  } else if (e.sw.ring_mode) {
+    next = 0;
+  }
+  if (next == e.position) return;  // past the last position: a no-op
+  e.position = next;
+  ++e.advances;
+  const Dir old_rx = lane.rx;
+  if (next == 0) {
+    lane.rx = e.base_rx, lane.tx = e.base_tx;
+  } else {
+    const SwitchPosition& p = e.sw.positions[next - 1];
+    if (p.has_rx) lane.rx = p.rx;
+    if (p.has_tx) lane.tx = p.tx;
+  }
+  if (lane.rx == old_rx) return;
+  s.schedule(self, now + 1);  // wavelets may be waiting on the new input
+  if (lane.count) {
+    if (e.prev_count)
+      throw PeError("router " + to_string(where) + " colour " + std::to_string(lane.colour) +
+                    ": its rx switched twice while its buffer still held wavelets from the first input");
+    e.prev_rx = old_rx, e.prev_count = lane.count;
+  }
+  if (e.held_count && e.held_from == lane.rx) {
+    // What waited for this input joins the lane behind what is still there from the old one.
+    if (lane.count + e.held_count > Lane::kSlots) overflow(lane);
+    const bool was_empty = lane.count == 0;
+    for (uint8_t k = 0; k < e.held_count; ++k) lane.push(e.held[k], e.held_flags[k]);
+    e.held_count = 0;
+    if (was_empty) add_head(size_t(&lane - lanes.data()), self, now, s);
+  }
+}
+
+void Router::finish_head(size_t i, TileId self, Cycle now, Scheduler& s) {
+  Lane& lane = lanes[i];
+  const bool control = lane.front_control(), advance = lane.front_advance();
+  const uint32_t payload = lane.front();
+  Dir from = lane.rx;
+  LaneExt* e = lane.ext >= 0 ? &ext[size_t(lane.ext)] : nullptr;
+  if (e && e->prev_count) from = e->prev_rx, --e->prev_count;
+  const bool more = lane.pop();
+  return_credit(lane, from, self, now, s);
+  // The switch turns first, so the next head goes where the new position sends it.
+  if (e) {
+    if (control) apply_switch(lane, *e, control_command(payload), self, now, s);
+    if (advance) apply_switch(lane, *e, SwitchCommand::Advance, self, now, s);
+  }
+  if (more) add_head(i, self, now, s);
 }
 
 void Router::forward(TileId self, Cycle now, Scheduler& s) {
@@ -75,10 +196,12 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
     Lane& lane = lanes[size_t(chosen)];
     rr[size_t(d)] = uint8_t(chosen);
     const Cycle arrival = now + link->latency;
+    // The control bit travels on; .advance_switch is this router's business only.
+    const uint8_t flags = lane.front_control() ? kControl : 0;
     if (link->egress) {
-      link->egress->accept(arrival, {lane.front(), lane.colour});
+      link->egress->accept(arrival, {lane.front(), lane.colour, flags});
     } else {
-      link->flits.push({arrival, lane.front(), lane.colour});
+      link->flits.push({arrival, lane.front(), lane.colour, flags});
       --lane.credits[d];
       s.schedule(link->dst, arrival);
     }
@@ -93,15 +216,8 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
   // Pop finished heads and return their credits upstream (or let an edge ingress port refill).
   for (uint32_t m = finished; m; m &= m - 1) {
     const auto i = size_t(std::countr_zero(m));
-    Lane& lane = lanes[i];
-    if (lane.pop()) add_head(i);
-    ++lane.counters.wavelets;
-    if (Link* up = in[size_t(lane.rx)]) {
-      up->credits.push({now + 1, lane.colour});
-      s.schedule(up->src, now + 1);
-    } else {
-      s.schedule(self, now + 1);  // the ingress port feeding this lane may push again
-    }
+    ++lanes[i].counters.wavelets;
+    finish_head(i, self, now, s);
   }
 
   // Step again next cycle only if some head can move then; otherwise sleep until a credit
@@ -137,6 +253,16 @@ bool Router::holds_wavelets() const {
   for (const Lane& l : lanes)
     if (l.count) return true;
   return false;
+}
+
+void Router::reset_switches() {
+  for (Lane& l : lanes) {
+    if (l.ext < 0) continue;
+    LaneExt& e = ext[size_t(l.ext)];
+    e.position = 0, e.prev_count = 0, e.held_count = 0;
+    l.rx = e.base_rx, l.tx = e.base_tx;
+    e.counter = e.has_filter ? e.filter.init_counter : 0;
+  }
 }
 
 }  // namespace wse

@@ -2,11 +2,15 @@
 // The router of one tile: a lane per routed colour, links to its neighbours and its PE, and the
 // per-output round-robin arbiter. Stepped in two halves each cycle: ingest() takes in what has
 // arrived by now, forward() moves at most one wavelet onto each output link.
+//
+// A colour may also carry switch positions and a counter filter (fabric/colour_switch.hpp);
+// those lanes keep their extra state in `ext`, so plain lanes pay nothing for them.
 #include <array>
 #include <bit>
 #include <cstdint>
 #include <vector>
 
+#include "fabric/colour_switch.hpp"
 #include "fabric/edge_port.hpp"
 #include "fabric/lane.hpp"
 #include "fabric/link.hpp"
@@ -15,9 +19,34 @@
 
 namespace wse {
 
+// Switch and filter state of one lane.
+struct LaneExt {
+  bool has_switch = false, has_filter = false;
+  ColourSwitchConfig sw;
+  Dir base_rx = Dir::Ramp;
+  uint8_t base_tx = 0;
+  uint8_t position = 0;     // current switch position (0 = the base route)
+  uint8_t rx_union = 0;     // every rx any position names (bit set of Dir)
+  uint8_t tx_union = 0;     // every tx any position names
+  Dir prev_rx = Dir::Ramp;  // after an rx switch: where the wavelets still in the lane came from ...
+  uint8_t prev_count = 0;   // ... and how many of them (their credits go back there)
+  CounterFilter filter;
+  uint32_t counter = 0;
+  uint64_t advances = 0;    // switch advances applied (for tests and traces)
+  // Wavelets that arrived from an input the switch does not take yet, in arrival order. They
+  // wait here, in the colour's own buffer, so they hold up neither their link nor other colours;
+  // they join the lane when the switch turns to their input. Their sender's credits bound them.
+  static constexpr uint32_t kHeld = 16;
+  Dir held_from = Dir::Ramp;
+  uint8_t held_count = 0;
+  std::array<uint32_t, kHeld> held{};
+  std::array<uint8_t, kHeld> held_flags{};
+};
+
 class Router {
  public:
   std::vector<Lane> lanes;
+  std::vector<LaneExt> ext;
   std::array<int8_t, MachineSpec::kMaxColours> lane_of;  // colour -> index in lanes, -1 if unrouted
   std::array<Link*, kDirs> out{};                        // toward tx targets
   std::array<Link*, kDirs> in{};                         // from rx sources (hops, ramp-up)
@@ -26,11 +55,32 @@ class Router {
   uint8_t in_links = 0;       // directions with an incoming link (set by Mesh::build_links)
   uint8_t credit_links = 0;   // directions with an outgoing link that returns credits
   bool has_ingress = false;
+  Coord where;                // for error messages
 
   Router() { lane_of.fill(-1); }
 
   Lane* lane(Colour c) { return lane_of[c] < 0 ? nullptr : &lanes[size_t(lane_of[c])]; }
   const Lane* lane(Colour c) const { return lane_of[c] < 0 ? nullptr : &lanes[size_t(lane_of[c])]; }
+  LaneExt* lane_ext(Colour c) {
+    Lane* l = lane(c);
+    return l && l->ext >= 0 ? &ext[size_t(l->ext)] : nullptr;
+  }
+  const LaneExt* lane_ext(Colour c) const {
+    const Lane* l = lane(c);
+    return l && l->ext >= 0 ? &ext[size_t(l->ext)] : nullptr;
+  }
+  LaneExt& make_ext(Lane& l) {
+    if (l.ext < 0) {
+      l.ext = int8_t(ext.size());
+      LaneExt e;
+      e.base_rx = l.rx, e.base_tx = l.tx;
+      ext.push_back(e);
+    }
+    return ext[size_t(l.ext)];
+  }
+  // Every rx / tx a lane may use, over all its switch positions.
+  uint8_t rx_union(const Lane& l) const { return l.ext >= 0 ? ext[size_t(l.ext)].rx_union : bit(l.rx); }
+  uint8_t tx_union(const Lane& l) const { return l.ext >= 0 ? ext[size_t(l.ext)].tx_union : l.tx; }
 
   // Moves arrived wavelets into lanes, returned credits into lane credit counts, and lets edge
   // ingress ports feed their lanes.
@@ -48,18 +98,37 @@ class Router {
     last_step_ = kNever, blocked_lanes_ = 0, blocked_links_ = 0;
     want_.fill(0);
   }
+  // Back to the base route, counters of filters restarted (a new kernel run on the same routes).
+  void reset_switches();
 
  private:
   // Cycles between the last step and `now` were slept through with the blocked state of the last
   // step unchanged (any credit or wavelet would have woken the router): count them.
   void catch_up(Cycle now);
-  // A lane's new head wants each of its tx targets.
-  void add_head(size_t i) {
-    for (uint32_t m = lanes[i].tx; m; m &= m - 1) want_[size_t(std::countr_zero(m))] |= 1u << i;
+  // A lane's new head: decide where it goes and want those outputs. A head that a filter keeps
+  // from every target is dropped on the spot (its credit returns upstream).
+  void add_head(size_t i, TileId self, Cycle now, Scheduler& s) {
+    Lane& l = lanes[i];
+    if (l.ext < 0 && !l.front_control()) {
+      l.pending = l.tx;
+      for (uint32_t m = l.tx; m; m &= m - 1) want_[size_t(std::countr_zero(m))] |= 1u << i;
+      return;
+    }
+    special_head(i, self, now, s);
   }
-  void push(size_t i, uint32_t payload) {
-    if (lanes[i].push(payload)) add_head(i);
+  void special_head(size_t i, TileId self, Cycle now, Scheduler& s);
+  // A wavelet from `from`, which the colour's current switch position does not receive from.
+  void hold(size_t i, Dir from, uint32_t payload, uint8_t flags);
+  void push(size_t i, uint32_t payload, uint8_t flags, TileId self, Cycle now, Scheduler& s) {
+    Lane& l = lanes[i];
+    if (l.ext >= 0 && l.count == l.cap) overflow(l);
+    if (l.push(payload, flags)) add_head(i, self, now, s);
   }
+  // The head has left (or was filtered away): pop it, return its credit, apply its switch effect.
+  void finish_head(size_t i, TileId self, Cycle now, Scheduler& s);
+  void return_credit(const Lane& lane, Dir from, TileId self, Cycle now, Scheduler& s);
+  void apply_switch(Lane& lane, LaneExt& e, SwitchCommand cmd, TileId self, Cycle now, Scheduler& s);
+  [[noreturn]] void overflow(const Lane& lane) const;
   bool can_send(const Lane& lane, int d, Cycle now) const {
     const Link* link = out[size_t(d)];
     return link->egress ? link->egress->can_accept(now) : lane.credits[d] > 0;

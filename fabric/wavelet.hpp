@@ -1,6 +1,8 @@
 #pragma once
 // A wavelet: a 32-bit payload and a colour. The payload is read as fp32, a pair of fp16, or a
-// sparse weight (fp16 value + 16-bit index), as the receiving data task chooses.
+// sparse weight (fp16 value + 16-bit index), as the receiving data task chooses. A control
+// wavelet (the bit the machine keeps outside the 32 payload bits) carries a switch command for
+// the routers it passes (fabric/colour_switch.hpp) instead of data.
 #include <bit>
 #include <cstdint>
 
@@ -10,17 +12,26 @@ namespace wse {
 
 using Colour = uint8_t;
 
+// Bits beside the payload.
+enum WaveletFlags : uint8_t {
+  kControl = 1,        // a control wavelet: routers act on its command, the CE does not read it as data
+  kAdvanceSwitch = 2,  // the last data wavelet of an output DSD with .advance_switch: the sender's router
+                       // advances this colour's switch once it has forwarded the wavelet
+};
+
 struct Wavelet {
   uint32_t payload = 0;
   Colour colour = 0;
+  uint8_t flags = 0;
 
-  static Wavelet f32(Colour c, float v) { return {std::bit_cast<uint32_t>(v), c}; }
+  static Wavelet f32(Colour c, float v) { return {std::bit_cast<uint32_t>(v), c, 0}; }
   static Wavelet f16_pair(Colour c, _Float16 lo, _Float16 hi) {
-    return {uint32_t(std::bit_cast<uint16_t>(lo)) | (uint32_t(std::bit_cast<uint16_t>(hi)) << 16), c};
+    return {uint32_t(std::bit_cast<uint16_t>(lo)) | (uint32_t(std::bit_cast<uint16_t>(hi)) << 16), c, 0};
   }
   static Wavelet sparse(Colour c, _Float16 value, uint16_t index) {
-    return {uint32_t(std::bit_cast<uint16_t>(value)) | (uint32_t(index) << 16), c};
+    return {uint32_t(std::bit_cast<uint16_t>(value)) | (uint32_t(index) << 16), c, 0};
   }
+  bool control() const { return flags & kControl; }
 
   float as_f32() const { return std::bit_cast<float>(payload); }
   _Float16 lo_f16() const { return std::bit_cast<_Float16>(uint16_t(payload & 0xffff)); }
@@ -35,6 +46,7 @@ struct Flit {
   Cycle arrival = 0;
   uint32_t payload = 0;
   Colour colour = 0;
+  uint8_t flags = 0;
 };
 
 // A credit travelling back to a sender: one free slot for `colour`, usable from `visible`.

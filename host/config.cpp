@@ -259,7 +259,9 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
   static const std::set<std::string> keys = {
       "name", "preset", "fabric_width", "fabric_height", "sram_bytes_per_pe", "sram_banks", "colours",
       "hop_latency_cycles", "ramp_latency_cycles", "wavelets_per_link_per_cycle", "router_buffer_depth",
-      "pe_input_queue_depth", "fmac_simd_fp16", "fmac_simd_fp32", "move_simd_fp32", "clock_hz", "io_bytes_per_cycle"};
+      "pe_input_queue_depth", "fmac_simd_fp16", "fmac_simd_mixed", "fmac_simd_fp32", "move_simd_fp32", "move_simd_fp16",
+      "dsd_pipeline_cycles", "fabric_dsd_setup_cycles", "microthreads", "pe_input_queues", "pe_output_queues",
+      "pe_output_queue_depth", "pe_filters", "switch_positions", "switch_rx_and_tx", "clock_hz", "io_bytes_per_cycle"};
   check_keys(n, where, "machine", keys);
   auto u32 = [&](const char* key, uint32_t& out, uint64_t max) {
     if (n[key]) out = uint32_t(positive(n[key], where, key, max));
@@ -278,6 +280,21 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
   u32("fmac_simd_fp16", s.fmac_simd_fp16, 1024);
   u32("fmac_simd_fp32", s.fmac_simd_fp32, 1024);
   u32("move_simd_fp32", s.move_simd_fp32, 1024);
+  u32("fmac_simd_mixed", s.fmac_simd_mixed, 1024);
+  u32("move_simd_fp16", s.move_simd_fp16, 1024);
+  u32("dsd_pipeline_cycles", s.dsd_pipeline_cycles, MachineSpec::kMaxLatency);
+  if (n["fabric_dsd_setup_cycles"])
+    s.fabric_dsd_setup_cycles = uint32_t(count(n["fabric_dsd_setup_cycles"], where, "fabric_dsd_setup_cycles", 1000));
+  u32("microthreads", s.microthreads, MachineSpec::kMaxMicrothreads);
+  u32("pe_input_queues", s.pe_input_queues, MachineSpec::kMaxColours);
+  u32("pe_output_queues", s.pe_output_queues, MachineSpec::kMaxColours);
+  u32("pe_output_queue_depth", s.pe_output_queue_depth, MachineSpec::kMaxDepth);
+  if (n["pe_filters"]) s.pe_filters = uint32_t(count(n["pe_filters"], where, "pe_filters", MachineSpec::kMaxColours));
+  u32("switch_positions", s.switch_positions, MachineSpec::kMaxSwitchPositions);
+  if (n["switch_rx_and_tx"]) s.switch_rx_and_tx = scalar<bool>(n["switch_rx_and_tx"], where, "switch_rx_and_tx", "true or false");
+  if (s.pe_output_queue_depth + s.dsd_pipeline_cycles > MachineSpec::kMaxDepth + MachineSpec::kMaxLatency)
+    throw ConfigError(where + ": fields 'pe_output_queue_depth' + 'dsd_pipeline_cycles' exceed " +
+                      std::to_string(MachineSpec::kMaxDepth + MachineSpec::kMaxLatency) + " wavelets per output queue");
   if (n["clock_hz"]) {
     s.clock_hz = scalar<double>(n["clock_hz"], where, "clock_hz", "a frequency in Hz");
     if (!(s.clock_hz > 0)) throw ConfigError(where + ": field 'clock_hz': expected a positive frequency");
@@ -305,7 +322,8 @@ RunConfig load_run_config(const std::filesystem::path& path) {
   YAML::Node root = load_yaml(path, "config");
   if (!root.IsMap()) throw ConfigError(where + ": expected a mapping at the top level");
   check_keys(root, where, "",
-             {"machine", "mesh", "kernel", "gemv", "run", "model", "data", "training", "optimizer", "weights", "sparsity", "swarmx", "memoryx"});
+             {"machine", "mesh", "kernel", "gemv", "reduce", "run", "model", "data", "training", "optimizer", "weights", "sparsity",
+              "swarmx", "memoryx"});
   RunConfig cfg;
   cfg.source = path;
 
@@ -343,10 +361,22 @@ RunConfig load_run_config(const std::filesystem::path& path) {
         cfg.gemv.grid_height = uint32_t(positive(grid["height"], where, "gemv.grid.height", cfg.mesh.height));
     }
     if (g["seed"]) cfg.gemv.seed = scalar<uint64_t>(g["seed"], where, "gemv.seed", "a non-negative integer");
+  } else if (cfg.kernel == "reduce") {
+    YAML::Node r = root["reduce"];
+    if (!r) throw ConfigError(where + ": missing field 'reduce' (algorithm, elements, seed) for kernel reduce");
+    check_keys(r, where, "reduce", {"algorithm", "elements", "seed"});
+    if (r["algorithm"]) cfg.reduce.algorithm = scalar<std::string>(r["algorithm"], where, "reduce.algorithm", "chain or tree");
+    if (cfg.reduce.algorithm != "chain" && cfg.reduce.algorithm != "tree")
+      throw ConfigError(where + ": field 'reduce.algorithm': expected chain or tree, got '" + cfg.reduce.algorithm + "'");
+    if (!r["elements"]) throw ConfigError(where + ": field 'reduce.elements' is required (fp32 values per PE)");
+    cfg.reduce.elements = uint32_t(positive(r["elements"], where, "reduce.elements", cfg.machine.sram_bytes_per_pe / 4));
+    if (r["seed"]) cfg.reduce.seed = scalar<uint64_t>(r["seed"], where, "reduce.seed", "a non-negative integer");
+    if (cfg.reduce.algorithm == "tree" && (cfg.mesh.width & (cfg.mesh.width - 1)))
+      throw ConfigError(where + ": field 'mesh.width': the tree reduce needs a power of two, got " + std::to_string(cfg.mesh.width));
   } else if (cfg.kernel == "fc_train") {
     load_train_fields(cfg.train, root, where);
   } else {
-    throw ConfigError(where + ": field 'kernel': unknown kernel '" + cfg.kernel + "' (known: gemv, fc_train)");
+    throw ConfigError(where + ": field 'kernel': unknown kernel '" + cfg.kernel + "' (known: gemv, reduce, fc_train)");
   }
 
   if (YAML::Node run = root["run"]) {

@@ -25,12 +25,19 @@ struct GemvConfig {
   uint64_t seed = 1;                   // A and x are drawn from a counter-based hash of (seed, index)
 };
 
+struct ReduceRunConfig {
+  std::string algorithm = "chain";     // chain | tree
+  uint32_t elements = 1;               // fp32 values per PE
+  uint64_t seed = 1;
+};
+
 struct RunConfig {
   std::filesystem::path source;
   MachineSpec machine;
   MeshShape mesh;
   std::string kernel = "gemv";
   GemvConfig gemv;
+  ReduceRunConfig reduce;              // kernel reduce
   TrainConfig train;                   // kernel fc_train
   Cycle max_cycles = 100'000'000;      // per run (for training: per layer and pass)
 };

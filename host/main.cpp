@@ -35,8 +35,11 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
   std::filesystem::create_directories(out_dir);
   const bool tty = isatty(STDOUT_FILENO);
   wse::ProgressFn progress = progress_line(tty);
-  std::cout << "wse: " << cfg.kernel << " " << cfg.gemv.rows << "x" << cfg.gemv.cols << " on a " << cfg.mesh.width
-            << "x" << cfg.mesh.height << " " << cfg.machine.name << " mesh, " << threads << " thread(s)" << std::endl;
+  const std::string what = cfg.kernel == "reduce"
+                               ? cfg.reduce.algorithm + " reduce of " + std::to_string(cfg.reduce.elements) + " fp32 per PE"
+                               : std::to_string(cfg.gemv.rows) + "x" + std::to_string(cfg.gemv.cols);
+  std::cout << "wse: " << cfg.kernel << " " << what << " on a " << cfg.mesh.width << "x" << cfg.mesh.height << " "
+            << cfg.machine.name << " mesh, " << threads << " thread(s)" << std::endl;
   wse::JobResult r = wse::run_job(cfg, threads, progress);
   if (tty) std::fprintf(stderr, "\r\033[K");
   const auto& j = r.report;
@@ -44,6 +47,11 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
   std::ofstream(report) << j.dump(2) << "\n";
   std::printf("  cycles            %llu (%.3f us at %.0f MHz)\n", (unsigned long long)j["cycles"].get<uint64_t>(),
               double(j["cycles"].get<uint64_t>()) / cfg.machine.clock_hz * 1e6, cfg.machine.clock_hz / 1e6);
+  if (j.contains("reduce"))
+    std::printf("  reduce            %llu cycles on PE (0,0) (%s, %u PEs, N = %u), sums match the host's\n",
+                (unsigned long long)j["reduce"]["reduce_cycles"].get<uint64_t>(),
+                j["reduce"]["algorithm"].get<std::string>().c_str(), j["reduce"]["width"].get<uint32_t>(),
+                j["reduce"]["elements"].get<uint32_t>());
   std::printf("  MACs              %llu   FMAC utilization %.1f%%\n", (unsigned long long)j["macs"].get<uint64_t>(),
               100 * j["fmac_utilization"].get<double>());
   std::printf("  wavelets          %llu in, %llu hops, busiest link %.1f%%, backpressure %llu cycles\n",

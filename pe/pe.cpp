@@ -1,42 +1,109 @@
 #include "pe/pe.hpp"
 
 #include "fabric/errors.hpp"
+#include "pe/dsd_op.hpp"
 
 namespace wse {
 
+namespace {
+
+constexpr uint32_t kMainFifo = 16;  // items a task may queue behind a streaming op
+
+uint32_t colour_bit(Colour c) { return 1u << c; }
+
+}  // namespace
+
 void Pe::attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
-                const std::vector<std::pair<Colour, uint8_t>>& tx_credits) {
+                const std::vector<std::pair<Colour, uint8_t>>& tx_credits, const MachineSpec& spec) {
+  if (rx_colours.size() > spec.pe_input_queues)
+    throw RouteError("PE " + to_string(coord) + " receives " + std::to_string(rx_colours.size()) +
+                     " colours from its router (routes with tx RAMP), but a " + spec.name + " PE has " +
+                     std::to_string(spec.pe_input_queues) + " input queues");
+  if (tx_credits.size() > spec.pe_output_queues)
+    throw RouteError("PE " + to_string(coord) + " sends on " + std::to_string(tx_credits.size()) +
+                     " colours (routes with rx RAMP), but a " + spec.name + " PE has " +
+                     std::to_string(spec.pe_output_queues) + " output queues");
   ramp_down_ = ramp_down;
   ramp_up_ = ramp_up;
   queues_.clear();
-  for (Colour c : rx_colours) queues_.push_back({c});
+  outq_.clear();
+  queue_of_.fill(-1);
+  outq_of_.fill(-1);
+  for (Colour c : rx_colours) queue_of_[c] = int8_t(queues_.size()), queues_.push_back({c});
   credits_.fill(0);
-  tx_colours_ = 0;
-  for (auto [c, n] : tx_credits) credits_[c] = n, tx_colours_ |= 1u << c;
-  out_head_ = out_count_ = rr_ = 0;
+  const uint32_t cap = spec.pe_output_queue_depth + spec.dsd_pipeline_cycles;
+  for (auto [c, n] : tx_credits) {
+    credits_[c] = n;
+    outq_of_[c] = int8_t(outq_.size());
+    PeOutputQueue q;
+    q.colour = c, q.cap = uint8_t(cap);
+    outq_.push_back(q);
+  }
+  microthreads_ = uint8_t(spec.microthreads);
+  uts_.reset();
+  uts_active_ = 0;
+  fifo_.clear();
+  fifo_head_ = fifo_count_ = 0;
+  main_active_ = false;
+  reading_ = writing_ = 0;
   local_pending_ = 0;
-  busy_until_ = 0;
+  rr_ = out_rr_ = grant_rr_ = 0;
+  busy_until_ = dispatch_at_ = 0;
   stall_from_ = kNever;
+  rearm();
+}
+
+void Pe::rearm() {
   started_ = false;
+  local_blocked_ = program ? program->blocked_locals : 0;
+  colour_blocked_ = program ? program->blocked_colours : 0;
 }
 
 bool Pe::idle() const {
-  if (out_count_ || local_pending_) return false;
+  if (main_active_ || fifo_count_ || uts_active_ || local_pending_) return false;
   for (const auto& q : queues_)
+    if (q.count) return false;
+  for (const auto& q : outq_)
     if (q.count) return false;
   return true;
 }
 
-void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
+uint64_t Pe::outbox_wavelets() const {
+  uint64_t n = 0;
+  for (const auto& q : outq_) n += q.count;
+  if (main_active_ && main_.op.dst.kind == DsdKind::FabOut) n += main_.op.length - main_.done;
+  return n;
+}
+
+std::string Pe::task_label(bool local, uint8_t id) const {
+  return program ? "'" + program->task_name(local, id) + "'" : "(no program)";
+}
+
+void Pe::fail(const ActiveOp* a, const std::string& what) const {
+  std::string who = "PE " + to_string(coord);
+  if (program) who += " (program '" + program->name + "')";
+  if (a) who += ", " + task_label(a->task_local, a->task) + ", DSD op @" + a->op.name;
+  throw PeError(who + ": " + what);
+}
+
+// ---- ingest ----
+
+void Pe::ingest(TileId self, Cycle now, Scheduler& s, const MachineSpec&) {
   if (Link* l = ramp_down_) {
     while (const Flit* f = l->flits.front()) {
       if (f->arrival > now) break;
-      for (auto& q : queues_)
-        if (q.colour == f->colour) {
-          q.slots[(q.head + q.count++) % PeInputQueue::kSlots] = f->payload;
-          break;
-        }
       ++counters.wavelets_in;
+      if (f->flags & kControl) {
+        // A control wavelet is for the routers: the CE drops it (and frees its queue slot).
+        l->credits.push({now + 1, f->colour});
+        s.schedule(self, now + 1);
+      } else {
+        PeInputQueue& q = queues_[size_t(queue_of_[f->colour])];
+        uint32_t at = q.head + q.count;
+        if (at >= PeInputQueue::kSlots) at -= PeInputQueue::kSlots;
+        q.slots[at] = f->payload;
+        ++q.count;
+      }
       l->flits.pop();
     }
   }
@@ -47,6 +114,287 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
       l->credits.pop();
     }
   }
+}
+
+// ---- the datapath ----
+
+Pe::Progress Pe::can_progress(const ActiveOp& a, Cycle now) const {
+  if (a.ready > now) return Progress::NotReady;
+  if (a.memory_only) return Progress::Moved;
+  for (const Dsd* d : {&a.op.a, &a.op.b})
+    if (d->kind == DsdKind::FabIn && !queues_[size_t(queue_of_[d->colour])].count) return Progress::NoInput;
+  if (a.op.dst.kind == DsdKind::FabOut) {
+    const PeOutputQueue& q = outq_[size_t(outq_of_[a.op.dst.colour])];
+    if (q.count >= q.cap) return Progress::NoRoom;
+  }
+  return Progress::Moved;
+}
+
+uint32_t Pe::run_memory_op(const DsdOp& op, const MachineSpec& spec, uint32_t& fmac, uint32_t& move) {
+  uint8_t* m = sram.base();
+  const uint32_t n = op.length;
+  const float sv = from_bits(op.scalar, op.t_s);
+  if (op.code == DsdOpCode::Mov && op.t_dst == op.t_a) {  // a plain copy keeps every bit
+    const uint32_t bytes = elem_bytes(op.t_dst);
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t bits = op.a.offset;
+      if (op.a.mem()) std::memcpy(&bits, m + mem_elem_offset(op.a, i, op.t_a), bytes);
+      std::memcpy(m + mem_elem_offset(op.dst, i, op.t_dst), &bits, bytes);
+    }
+  } else {
+    for (uint32_t i = 0; i < n; ++i) {
+      const float va = op.a.mem() ? mem_read(m, op.a, i, op.t_a) : from_bits(op.a.offset, op.t_a);
+      const float vb = op.b.mem() ? mem_read(m, op.b, i, op.t_b)
+                                  : op.b.kind == DsdKind::Scalar ? from_bits(op.b.offset, op.t_b) : 0.0f;
+      mem_write(m, op.dst, i, op.t_dst, dsd_compute(op, va, vb, sv));
+    }
+  }
+  const uint32_t w = dsd_simd_width(op, spec);
+  const uint32_t cycles = (n + w - 1) / w;
+  if (is_multiply(op.code)) {
+    counters.fmac_cycles += cycles, fmac += cycles;
+    if (op.code == DsdOpCode::Mac) counters.macs += n;
+  } else {
+    counters.move_cycles += cycles, move += cycles;
+  }
+  return cycles;
+}
+
+Pe::Progress Pe::progress(ActiveOp& a, uint8_t thread, TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
+  if (a.memory_only) {
+    if (a.done == 0) a.started = now, a.cycles = std::max<uint32_t>(1, run_memory_op(a.op, spec, a.fmac, a.move));
+    if (++a.done >= a.cycles) {
+      finish_op(a, thread, now + 1);
+      return Progress::Done;
+    }
+    return Progress::Moved;
+  }
+  const DsdOp& op = a.op;
+  if (a.done == 0) a.started = now;
+  const uint32_t i = a.done;
+  uint8_t* m = sram.base();
+  uint32_t bits[2] = {0, 0};
+  const Dsd* src[2] = {&op.a, &op.b};
+  const ElemType ts[2] = {op.t_a, op.t_b};
+  for (int k = 0; k < 2; ++k) {
+    const Dsd& d = *src[k];
+    switch (d.kind) {
+      case DsdKind::FabIn: {
+        PeInputQueue& q = queues_[size_t(queue_of_[d.colour])];
+        bits[k] = q.slots[q.head];
+        if (++q.head == PeInputQueue::kSlots) q.head = 0;
+        --q.count;
+        ramp_down_->credits.push({now + 1, d.colour});
+        s.schedule(self, now + 1);
+        break;
+      }
+      case DsdKind::Mem: std::memcpy(&bits[k], m + mem_elem_offset(d, i, ts[k]), elem_bytes(ts[k])); break;
+      case DsdKind::Scalar: bits[k] = d.offset; break;
+      default: break;
+    }
+  }
+  uint32_t out;
+  if (op.code == DsdOpCode::Mov && op.t_dst == op.t_a) {
+    out = bits[0];
+  } else {
+    const float r = dsd_compute(op, from_bits(bits[0], op.t_a), op.b.kind == DsdKind::None ? 0.0f : from_bits(bits[1], op.t_b),
+                                from_bits(op.scalar, op.t_s));
+    out = to_bits(r, op.t_dst);
+  }
+  if (op.dst.kind == DsdKind::FabOut) {
+    PeOutputQueue& q = outq_[size_t(outq_of_[op.dst.colour])];
+    uint32_t at = q.head + q.count;
+    if (at >= PeOutputQueue::kSlots) at -= PeOutputQueue::kSlots;
+    const bool last = i + 1 == op.length;
+    q.payload[at] = out;
+    q.flags[at] = uint8_t((op.dst.flags & kControl) | (last ? (op.dst.flags & kAdvanceSwitch) : 0));
+    q.ready[at] = now + spec.dsd_pipeline_cycles;
+    ++q.count;
+  } else {
+    std::memcpy(m + mem_elem_offset(op.dst, i, op.t_dst), &out, elem_bytes(op.t_dst));
+  }
+  if (is_multiply(op.code)) {
+    ++counters.fmac_cycles, ++a.fmac;
+    if (op.code == DsdOpCode::Mac) ++counters.macs;
+  } else {
+    ++counters.move_cycles, ++a.move;
+  }
+  if (++a.done == op.length) {
+    finish_op(a, thread, now + 1);
+    return Progress::Done;
+  }
+  return Progress::Moved;
+}
+
+void Pe::finish_op(ActiveOp& a, uint8_t thread, Cycle end) {
+  for (const Dsd* d : {&a.op.a, &a.op.b})
+    if (d->kind == DsdKind::FabIn) reading_ &= ~colour_bit(d->colour);
+  if (a.op.dst.kind == DsdKind::FabOut) writing_ &= ~colour_bit(a.op.dst.colour);
+  if (task_log) {
+    TaskCost c;
+    c.start = a.started, c.fmac = a.fmac, c.move = a.move, c.colour = a.task, c.local = a.task_local;
+    c.thread = thread, c.op = a.op.name, c.finish = end;
+    log(c);
+  }
+  if (a.op.opts.activate.kind == TaskRef::Local) local_pending_ |= 1u << a.op.opts.activate.id;
+  if (a.op.opts.unblock.kind == TaskRef::Local) local_blocked_ &= ~(1u << a.op.opts.unblock.id);
+  if (a.op.opts.unblock.kind == TaskRef::Data) colour_blocked_ &= ~colour_bit(a.op.opts.unblock.id);
+  if (thread == 0) main_active_ = false;
+  else uts_active_ &= ~(1u << (thread - 1));
+}
+
+// ---- the main thread ----
+
+bool Pe::main_can_start() const {
+  if (fifo_count_) return true;
+  if (local_pending_ & ~local_blocked_) return true;
+  if (!program) return false;
+  for (const PeInputQueue& q : queues_)
+    if (q.count && !((colour_blocked_ | reading_) & colour_bit(q.colour)) && program->data_tasks[q.colour]) return true;
+  return false;
+}
+
+void Pe::apply(const MainItem& item) {
+  const TaskRef& t = item.task;
+  switch (item.kind) {
+    case MainItem::Activate: local_pending_ |= 1u << t.id; break;
+    case MainItem::Block:
+      if (t.kind == TaskRef::Local) local_blocked_ |= 1u << t.id;
+      else colour_blocked_ |= colour_bit(t.id);
+      break;
+    case MainItem::Unblock:
+      if (t.kind == TaskRef::Local) local_blocked_ &= ~(1u << t.id);
+      else colour_blocked_ &= ~colour_bit(t.id);
+      break;
+    default: break;
+  }
+}
+
+void Pe::claim(const ActiveOp& a) {
+  for (const Dsd* d : {&a.op.a, &a.op.b})
+    if (d->kind == DsdKind::FabIn) {
+      if (reading_ & colour_bit(d->colour)) fail(&a, "colour " + std::to_string(d->colour) + " is already read by another running op");
+      reading_ |= colour_bit(d->colour);
+    }
+  if (a.op.dst.kind == DsdKind::FabOut) {
+    if (writing_ & colour_bit(a.op.dst.colour))
+      fail(&a, "colour " + std::to_string(a.op.dst.colour) + " is already written by another running op");
+    writing_ |= colour_bit(a.op.dst.colour);
+  }
+}
+
+void Pe::start_main(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
+  while (fifo_count_) {
+    MainItem& item = fifo_[fifo_head_];
+    if (++fifo_head_ == kMainFifo) fifo_head_ = 0;
+    --fifo_count_;
+    if (item.kind != MainItem::Op) {
+      apply(item);
+      continue;
+    }
+    ActiveOp& a = item.op;
+    ++counters.dsd_ops;
+    if (a.op.opts.async) {
+      // Launched from the queue: the microthread starts it after its DSD setup.
+      uint8_t k = a.op.opts.microthread < 0 ? uint8_t(std::countr_zero(~uts_active_)) : uint8_t(a.op.opts.microthread);
+      if (k >= microthreads_ || (uts_active_ >> k & 1u))
+        fail(&a, "no free microthread for an asynchronous op (" + std::to_string(microthreads_) + " on " + spec.name + ")");
+      if (!uts_) uts_ = std::make_unique<ActiveOp[]>(MachineSpec::kMaxMicrothreads);
+      claim(a);
+      uts_[k] = a;
+      uts_[k].ready = now + (a.memory_only ? 0 : spec.fabric_dsd_setup_cycles);
+      uts_active_ |= 1u << k;
+      continue;
+    }
+    if (a.memory_only) {
+      uint32_t fmac = 0, move = 0;
+      const uint32_t cycles = run_memory_op(a.op, spec, fmac, move);
+      busy_until_ = now + std::max<uint32_t>(1, cycles);
+      last_task_ = {now, 0, fmac, move, a.task, a.task_local};
+      if (task_log) {
+        TaskCost c = last_task_;
+        c.op = a.op.name, c.finish = busy_until_;
+        log(c);
+      }
+      return;
+    }
+    claim(a);
+    main_ = a;
+    main_.ready = now + spec.fabric_dsd_setup_cycles;  // the fabric DSDs are set up first (a latency, not datapath work)
+    main_active_ = true;
+    if (can_progress(main_, now) == Progress::Moved) progress(main_, 0, self, now, s, spec);
+    return;
+  }
+  run_task(self, now, s, spec);
+}
+
+void Pe::run_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
+  bool local;
+  uint8_t id;
+  Wavelet w;
+  if (const uint32_t ready = local_pending_ & ~local_blocked_) {
+    id = uint8_t(std::countr_zero(ready));
+    local_pending_ &= ~(1u << id);
+    local = true;
+  } else {
+    // Round-robin over colours with a waiting wavelet that a data task may take.
+    const size_t n = queues_.size();
+    PeInputQueue* q = nullptr;
+    for (size_t k = 1; k <= n && !q; ++k) {
+      const size_t i = (rr_ + k) % n;
+      PeInputQueue& c = queues_[i];
+      if (c.count && !((colour_blocked_ | reading_) & colour_bit(c.colour)) && program->data_tasks[c.colour])
+        q = &c, rr_ = uint8_t(i);
+    }
+    if (!q) return;  // nothing to do: stay idle until a wavelet arrives
+    w = {q->slots[q->head], q->colour};
+    if (++q->head == PeInputQueue::kSlots) q->head = 0;
+    --q->count;
+    ramp_down_->credits.push({now + 1, w.colour});
+    s.schedule(self, now + 1);
+    id = w.colour;
+    local = false;
+  }
+  const uint32_t receive = local ? 0 : 1;
+  in_task_ = true, task_id_ = id, task_local_ = local, task_fmac_ = task_move_ = 0;
+  dispatch_at_ = now + receive;
+  ++counters.tasks;
+  counters.receive_cycles += receive;
+  PeContext ctx(*this, spec, now);
+  try {
+    if (local) program->local_tasks[id](ctx);
+    else program->data_tasks[id](ctx, w);
+  } catch (...) {
+    in_task_ = false;
+    throw;
+  }
+  in_task_ = false;
+  busy_until_ = now + std::max<uint32_t>(1, receive + ctx.cost());
+  last_task_ = {now, receive, task_fmac_, task_move_, id, local};
+  log(last_task_);
+}
+
+bool Pe::drain(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
+  const size_t n = outq_.size();
+  for (size_t k = 1; k <= n; ++k) {
+    const size_t i = (out_rr_ + k) % n;
+    PeOutputQueue& q = outq_[i];
+    if (!q.count || q.ready[q.head] > now || !credits_[q.colour]) continue;
+    --credits_[q.colour];
+    ramp_up_->flits.push({now + spec.ramp_latency_cycles, q.payload[q.head], q.colour, q.flags[q.head]});
+    s.schedule(self, now + spec.ramp_latency_cycles);  // the router takes it from there
+    if (++q.head == PeOutputQueue::kSlots) q.head = 0;
+    --q.count;
+    out_rr_ = uint8_t(i);
+    ++counters.send_cycles;
+    ++counters.wavelets_out;
+    return true;
+  }
+  return false;
+}
+
+void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
+  ingest(self, now, s, spec);
   if (stall_from_ != kNever) {  // slept through a send stall; a credit (or an arrival) woke us
     counters.stall_send_cycles += now - stall_from_;
     stall_from_ = kNever;
@@ -55,99 +403,191 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
     started_ = true;
     if (program && program->start_task >= 0) local_pending_ |= 1u << program->start_task;
   }
-  if (now < busy_until_) {
-    s.schedule(self, busy_until_);
-    return;
-  }
-  if (out_count_) {
-    if (send_one(self, now, s, spec)) s.schedule(self, now + 1);
-    else stall_from_ = now;
-    return;
-  }
-  run_task(self, now, s, spec);
-}
 
-bool Pe::send_one(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
-  SendOp& op = outbox_[out_head_];
-  if (credits_[op.colour] == 0) return false;
-  uint32_t payload = op.word;
-  if (op.from_sram) {
-    payload = *reinterpret_cast<const uint32_t*>(sram.base() + op.word);
-    op.word += 4;
+  // Which threads can use the datapath this cycle (bit k: microthread k; bit 31: main).
+  constexpr uint32_t kMain = 1u << 31;
+  uint32_t ready = 0;
+  bool no_room = false;
+  for (uint32_t m = uts_active_; m; m &= m - 1) {
+    const int k = std::countr_zero(m);
+    const Progress p = can_progress(uts_[size_t(k)], now);
+    if (p == Progress::Moved) ready |= 1u << k;
+    no_room |= p == Progress::NoRoom;
   }
-  --credits_[op.colour];
-  ramp_up_->flits.push({now + spec.ramp_latency_cycles, payload, op.colour});
-  s.schedule(self, now + spec.ramp_latency_cycles);  // the router takes it from there
-  ++counters.send_cycles;
-  ++counters.wavelets_out;
-  if (--op.count == 0) {
-    out_head_ = uint8_t((out_head_ + 1) % kOutbox);
-    --out_count_;
-  }
-  return true;
-}
-
-void Pe::run_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
-  const PeCounters before = counters;
-  run_one_task(self, now, s, spec);
-  if (counters.tasks != before.tasks) {
-    last_task_ = {now,
-                  uint32_t(counters.receive_cycles - before.receive_cycles),
-                  uint32_t(counters.fmac_cycles - before.fmac_cycles),
-                  uint32_t(counters.move_cycles - before.move_cycles),
-                  task_colour_,
-                  task_local_};
-    if (task_log) task_log->push_back(last_task_);
-  }
-}
-
-void Pe::run_one_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
-  PeContext ctx(*this, spec);
-  if (local_pending_) {
-    int id = std::countr_zero(local_pending_);
-    local_pending_ &= local_pending_ - 1;
-    task_colour_ = Colour(id), task_local_ = true;
-    ++counters.tasks;
-    program->local_tasks[size_t(id)](ctx);
-  } else {
-    // Round-robin over colours with a waiting wavelet.
-    const size_t n = queues_.size();
-    PeInputQueue* q = nullptr;
-    for (size_t k = 1; k <= n && !q; ++k) {
-      size_t i = (rr_ + k) % n;
-      if (queues_[i].count) q = &queues_[i], rr_ = uint8_t(i);
+  if (now >= busy_until_) {
+    if (main_active_) {
+      const Progress p = can_progress(main_, now);
+      if (p == Progress::Moved) ready |= kMain;
+      no_room |= p == Progress::NoRoom;
+    } else if (program && main_can_start()) {
+      ready |= kMain;
     }
-    if (!q) return;  // nothing to do: stay idle until a wavelet arrives
-    Wavelet w{q->slots[q->head], q->colour};
-    q->head = uint8_t((q->head + 1) % PeInputQueue::kSlots);
-    --q->count;
-    ramp_down_->credits.push({now + 1, w.colour});
-    s.schedule(self, now + 1);
-    DataTask task = program->data_tasks[w.colour];
-    if (!task)
-      throw PeError("PE " + to_string(coord) + " received a wavelet on colour " + std::to_string(w.colour) +
-                    " but its program '" + program->name + "' binds no data task to that colour");
-    task_colour_ = w.colour, task_local_ = false;
-    ++counters.tasks;
-    ++counters.receive_cycles;
-    task(ctx, w);
-    busy_until_ = now + 1 + ctx.cost();
-    s.schedule(self, busy_until_);
-    return;
   }
-  busy_until_ = now + std::max<uint32_t>(1, ctx.cost());
-  s.schedule(self, busy_until_);
+  if (ready) {
+    // Round-robin: the first ready thread after the one granted last.
+    const uint32_t order = (ready & kMain) ? (ready & ~kMain) | (1u << microthreads_) : ready;
+    const uint32_t after = order & ~((2u << grant_rr_) - 1u);
+    const int g = std::countr_zero(after ? after : order);
+    grant_rr_ = uint8_t(g);
+    if (g == microthreads_) {
+      if (main_active_) progress(main_, 0, self, now, s, spec);
+      else start_main(self, now, s, spec);
+    } else {
+      progress(uts_[size_t(g)], uint8_t(g + 1), self, now, s, spec);
+      if (busy_until_ > now) ++busy_until_;  // the main thread's SIMD work pauses for a cycle
+    }
+  } else if (no_room) {
+    stall_from_ = now;  // the datapath waits for an output queue to drain
+  }
+  drain(self, now, s, spec);
+
+  // When to step again: next cycle if a thread can go on, else when something becomes ready;
+  // arrivals and credits wake us otherwise.
+  Cycle next = kNever;
+  const Cycle soon = now + 1;
+  auto consider = [&](Cycle c) { next = std::min(next, std::max(c, soon)); };
+  for (uint32_t m = uts_active_; m; m &= m - 1) {
+    const ActiveOp& a = uts_[size_t(std::countr_zero(m))];
+    const Progress p = can_progress(a, soon);
+    if (p == Progress::Moved || p == Progress::NotReady) consider(a.ready);
+  }
+  if (main_active_) {
+    const Progress p = can_progress(main_, soon);
+    if (p == Progress::Moved || p == Progress::NotReady) consider(std::max(main_.ready, busy_until_));
+  } else if (program && main_can_start()) {
+    consider(busy_until_);
+  }
+  for (const PeOutputQueue& q : outq_)
+    if (q.count && (q.ready[q.head] > now || credits_[q.colour])) consider(q.ready[q.head]);
+  if (next != kNever) s.schedule(self, next);
 }
 
-void PeContext::enqueue(const SendOp& op) {
-  if (op.colour >= MachineSpec::kMaxColours || !(pe_.tx_colours_ & (1u << op.colour)))
-    throw PeError("PE " + to_string(pe_.coord) + " sends on colour " + std::to_string(op.colour) +
-                  " but its router has no route receiving that colour from the RAMP");
-  if (pe_.out_count_ == Pe::kOutbox)
-    throw PeError("PE " + to_string(pe_.coord) + ": more than " + std::to_string(Pe::kOutbox) +
-                  " sends queued by one task; send buffers instead of single wavelets");
-  pe_.outbox_[(pe_.out_head_ + pe_.out_count_) % Pe::kOutbox] = op;
-  ++pe_.out_count_;
+// ---- PeContext ----
+
+void PeContext::issue(DsdOp op, const OpOptions& o) {
+  Pe& pe = pe_;
+  op.opts = o;
+  Pe::ActiveOp a;
+  a.task = pe.task_id_, a.task_local = pe.task_local_;
+  a.op = op;
+  auto bad = [&](const std::string& what) { pe.fail(&a, what); };
+  // Length: every vector operand must have the destination's.
+  const Dsd* ops[3] = {&op.dst, &op.a, &op.b};
+  const ElemType types[3] = {op.t_dst, op.t_a, op.t_b};
+  if (op.dst.kind == DsdKind::None || op.dst.kind == DsdKind::Scalar || op.dst.kind == DsdKind::FabIn)
+    bad("the destination must be a memory or fabric-output DSD");
+  uint32_t n = op.dst.length;
+  for (int k = 1; k < 3; ++k) {
+    const Dsd& d = *ops[k];
+    if (d.kind == DsdKind::FabOut) bad("a source operand is a fabric-output DSD");
+    if ((d.kind == DsdKind::Mem || d.kind == DsdKind::FabIn) && d.length != n)
+      bad("operand lengths differ: the destination has " + std::to_string(n) + " elements, a source " +
+          std::to_string(d.length));
+  }
+  op.length = n;
+  a.op.length = n;
+  if (n == 0) return;
+  bool fabric = false;
+  for (int k = 0; k < 3; ++k) {
+    const Dsd& d = *ops[k];
+    if (d.kind == DsdKind::Mem) {
+      const int64_t first = mem_elem_offset(d, 0, types[k]), last = mem_elem_offset(d, n - 1, types[k]);
+      const int64_t lo = std::min(first, last), hi = std::max(first, last) + elem_bytes(types[k]);
+      if (lo < 0 || hi > int64_t(pe.sram.capacity()))
+        bad("a memory DSD (offset " + std::to_string(d.offset) + ", " + std::to_string(n) + " elements, stride " +
+            std::to_string(d.stride) + ") reaches bytes [" + std::to_string(lo) + ", " + std::to_string(hi) +
+            "), beyond the PE's " + std::to_string(pe.sram.capacity()) + " bytes of SRAM");
+    } else if (d.kind == DsdKind::FabIn) {
+      fabric = true;
+      if (d.colour >= MachineSpec::kMaxColours || pe.queue_of_[d.colour] < 0)
+        bad("reads colour " + std::to_string(d.colour) + " from the fabric, but the router delivers no such colour to this PE "
+            "(no route with tx RAMP)");
+    } else if (d.kind == DsdKind::FabOut) {
+      fabric = true;
+      if (d.colour >= MachineSpec::kMaxColours || pe.outq_of_[d.colour] < 0)
+        bad("sends on colour " + std::to_string(d.colour) + ", but its router has no route receiving that colour from the RAMP");
+    }
+  }
+  if (op.opts.microthread >= int(pe.microthreads_))
+    bad("microthread " + std::to_string(op.opts.microthread) + " is out of range (" + spec_.name + " has " +
+        std::to_string(pe.microthreads_) + ")");
+  if (op.opts.microthread >= 0 && !op.opts.async) bad("a microthread was named for a synchronous op (set async)");
+  a.memory_only = !fabric;
+  const uint32_t setup = fabric ? spec_.fabric_dsd_setup_cycles : 0;
+  const bool queued = pe.fifo_count_ || pe.main_active_;
+  if (op.opts.async && !queued) {
+    // Start it on a microthread once the task's immediate work so far is done.
+    uint8_t k = op.opts.microthread < 0 ? uint8_t(std::countr_zero(~pe.uts_active_)) : uint8_t(op.opts.microthread);
+    if (k >= pe.microthreads_)
+      bad("more asynchronous ops in flight than the " + std::to_string(pe.microthreads_) + " microthreads of " + spec_.name);
+    if (pe.uts_active_ >> k & 1u)
+      bad("microthread " + std::to_string(k) + " still runs @" + std::string(pe.uts_[k].op.name) + " (issued by " +
+          pe.task_label(pe.uts_[k].task_local, pe.uts_[k].task) + "): one op per microthread at a time");
+    pe.claim(a);
+    if (!pe.uts_) pe.uts_ = std::make_unique<Pe::ActiveOp[]>(MachineSpec::kMaxMicrothreads);
+    a.ready = pe.dispatch_at_ + cost_ + setup;
+    pe.uts_[k] = a;
+    pe.uts_active_ |= 1u << k;
+    ++pe.counters.dsd_ops;
+    return;
+  }
+  if (!queued && a.memory_only) {
+    // Runs now: its effect is visible to the code that follows; its cycles are the task's.
+    uint32_t fmac = 0, move = 0;
+    cost_ += pe.run_memory_op(op, spec_, fmac, move);
+    pe.task_fmac_ += fmac, pe.task_move_ += move;
+    ++pe.counters.dsd_ops;
+    return;
+  }
+  // Behind a streaming op (or one itself): the main thread runs it in turn.
+  if (pe.fifo_count_ == kMainFifo)
+    bad("more than " + std::to_string(kMainFifo) + " ops and task actions queued behind a streaming op by one task");
+  if (pe.fifo_.empty()) pe.fifo_.resize(kMainFifo);
+  Pe::MainItem& item = pe.fifo_[(pe.fifo_head_ + pe.fifo_count_) % kMainFifo];
+  item.kind = Pe::MainItem::Op;
+  item.op = a;
+  ++pe.fifo_count_;
+}
+
+void PeContext::issue_item(int kind, TaskRef t) {
+  if (pe_.fifo_count_ == kMainFifo)
+    pe_.fail(nullptr, "more than " + std::to_string(kMainFifo) + " ops and task actions queued behind a streaming op by one task");
+  if (pe_.fifo_.empty()) pe_.fifo_.resize(kMainFifo);
+  Pe::MainItem& item = pe_.fifo_[(pe_.fifo_head_ + pe_.fifo_count_) % kMainFifo];
+  item.kind = Pe::MainItem::Kind(kind);
+  item.task = t;
+  ++pe_.fifo_count_;
+}
+
+void PeContext::activate(uint8_t local_task) {
+  if (!pe_.program || local_task >= pe_.program->local_tasks.size())
+    pe_.fail(nullptr, "activates local task " + std::to_string(local_task) + ", which its program does not have");
+  if (pe_.fifo_count_ || pe_.main_active_) {
+    issue_item(Pe::MainItem::Activate, TaskRef::local(local_task));
+    return;
+  }
+  pe_.local_pending_ |= 1u << local_task;
+}
+
+void PeContext::block(TaskRef t) {
+  if (pe_.fifo_count_ || pe_.main_active_) return issue_item(Pe::MainItem::Block, t);
+  Pe::MainItem item;
+  item.kind = Pe::MainItem::Block, item.task = t;
+  pe_.apply(item);
+}
+
+void PeContext::unblock(TaskRef t) {
+  if (pe_.fifo_count_ || pe_.main_active_) return issue_item(Pe::MainItem::Unblock, t);
+  Pe::MainItem item;
+  item.kind = Pe::MainItem::Unblock, item.task = t;
+  pe_.apply(item);
+}
+
+void PeContext::elementwise(uint32_t n) {
+  const uint32_t c = (n + spec_.move_simd_fp32 - 1) / spec_.move_simd_fp32;
+  pe_.counters.move_cycles += c;
+  pe_.task_move_ += c;
+  cost_ += c;
 }
 
 }  // namespace wse

@@ -1,17 +1,34 @@
 #pragma once
-// The PE actor. One task at a time: a task runs (its functional effect is immediate, its cost is
-// the cycles the cost model charges), then its sends leave one wavelet per cycle onto the RAMP,
-// then the PE takes the next task. Wavelets that arrive meanwhile wait in per-colour input
-// queues; a full queue withholds credits from the router, which backpressures the fabric.
+// The PE actor: a datapath shared by a main thread and microthreads, per-colour input and output
+// queues, and the task scheduler.
+//
+// - The main thread runs tasks, one at a time. A task body (C++) runs when the task starts; the
+//   DSD operations it issues run in issue order. One whose operands are all in memory runs at
+//   once (its effect is immediate, its cycles follow) unless an earlier operation of the task is
+//   still streaming, in which case it waits its turn. One with a fabric operand streams one
+//   element per cycle, as the fabric delivers and accepts them; the task is over when its last
+//   operation is. Code after a streaming op does not see its results: put it in a task the op
+//   activates.
+// - An asynchronous operation (OpOptions::async) runs on a microthread beside the main thread
+//   and, when it finishes, activates or unblocks a task.
+// - The datapath does one thing per cycle: a data task's receive, one cycle of a memory op's
+//   SIMD work, or one element of a streaming op. Threads that can go take turns (round-robin);
+//   an op with an empty fabric input or a full output queue waits without holding the others up.
+// - A result leaves the datapath `dsd_pipeline_cycles` after its operands were read into the
+//   colour's output queue, which drains onto the RAMP one wavelet per cycle, as credits allow.
+// - Data tasks fire per wavelet on colours that are not blocked and that no running op reads.
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "fabric/link.hpp"
 #include "fabric/machine_spec.hpp"
 #include "fabric/scheduler.hpp"
+#include "pe/dsd.hpp"
 #include "pe/pe_counters.hpp"
 #include "pe/program.hpp"
 #include "pe/sram.hpp"
@@ -25,45 +42,48 @@ struct PeInputQueue {
   uint32_t slots[kSlots] = {};
 };
 
-// One queued send: `count` wavelets of `colour`, either one immediate payload or read from SRAM
-// words starting at `offset` as they leave.
-// The cycles of the task a PE ran last, by class, in the order they elapse from `start`:
-// receive, then fmac, then move. Lets an observer split a task that straddles a sample boundary.
+struct PeOutputQueue {
+  static constexpr uint32_t kSlots = MachineSpec::kMaxDepth + MachineSpec::kMaxLatency + 1;
+  Colour colour = 0;
+  uint8_t head = 0, count = 0, cap = 0;
+  uint32_t payload[kSlots] = {};
+  uint8_t flags[kSlots] = {};
+  Cycle ready[kSlots] = {};
+};
+
+// A stretch of one PE's activity, for traces and activity dumps: a task (its receive and the
+// work of the memory ops it ran at once) or one DSD operation on a thread. The cycles of each
+// class are charged in the order receive, fmac, move from `start` for a task; an op's span
+// [start, end) holds its element cycles and the waits between them.
 struct TaskCost {
   Cycle start = 0;
   uint32_t receive = 0, fmac = 0, move = 0;
   Colour colour = 0;   // the data task's colour, or the local task's id when `local`
   bool local = false;
-  // The cycle the PE is free again (its sends, if any, leave from then on).
-  Cycle end() const { return start + std::max<uint32_t>(1, receive + fmac + move); }
-};
-
-struct SendOp {
-  Colour colour = 0;
-  bool from_sram = false;
-  uint32_t count = 0;
-  uint32_t word = 0;  // payload, or SRAM byte offset of the next word
+  uint8_t thread = 0;  // 0 = main thread, k + 1 = microthread k
+  const char* op = nullptr;  // a DSD op's builtin name (nullptr for a task)
+  Cycle finish = 0;          // an op's end (0: start + its cycles)
+  // The cycle the slice ends (for a task: the PE is free of its immediate work again).
+  Cycle end() const { return finish ? finish : start + std::max<uint32_t>(1, receive + fmac + move); }
 };
 
 class Pe {
  public:
-  static constexpr uint32_t kOutbox = 8;
-
   Coord coord;
   const Program* program = nullptr;
   Sram sram;
   PeCounters counters;
-  // When set (tracing a few PEs), every task this PE runs is appended here. Written only by the
-  // worker that steps this PE; no cost when null.
+  // When set (tracing a few PEs), every task and DSD op this PE runs is appended here. Written
+  // only by the worker that steps this PE; no cost when null.
   std::vector<TaskCost>* task_log = nullptr;
 
   // Wiring done by the wafer: the router's RAMP links and the colours they carry.
   void attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
-              const std::vector<std::pair<Colour, uint8_t>>& tx_credits);
+              const std::vector<std::pair<Colour, uint8_t>>& tx_credits, const MachineSpec& spec);
   void step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec);
   bool wants_start() const { return program && program->start_task >= 0; }
-  // A new run (a newly loaded kernel) starts its start task again.
-  void rearm() { started_ = false; }
+  // A new run (a newly loaded kernel) starts its start task again, with its blocks.
+  void rearm();
   // Counts an open send stall up to `end` (a sample boundary or the end of the run).
   void settle(Cycle end) {
     if (stall_from_ != kNever && stall_from_ < end) counters.stall_send_cycles += end - stall_from_, stall_from_ = end;
@@ -79,85 +99,190 @@ class Pe {
     for (const auto& q : queues_) n += q.count;
     return n;
   }
-  uint64_t outbox_wavelets() const {
-    uint64_t n = 0;
-    for (uint32_t i = 0; i < out_count_; ++i) n += outbox_[(out_head_ + i) % kOutbox].count;
-    return n;
-  }
+  uint64_t outbox_wavelets() const;
 
  private:
   friend class PeContext;
+  // An operation in progress on a thread.
+  struct ActiveOp {
+    DsdOp op;
+    uint32_t done = 0;         // elements done (memory ops: datapath cycles done)
+    uint32_t cycles = 0;       // memory ops on a microthread: datapath cycles it needs
+    Cycle ready = 0;           // first cycle it may use the datapath (after its DSD setup)
+    Cycle started = 0;
+    uint32_t fmac = 0, move = 0;  // datapath cycles so far, by class (for the trace)
+    uint8_t task = 0;          // the task that issued it, for error messages
+    bool task_local = false;
+    bool memory_only = false;
+  };
+  // Items of the main thread's queue: an op, or a task action issued after one.
+  struct MainItem {
+    enum Kind : uint8_t { Op, Activate, Block, Unblock } kind = Op;
+    TaskRef task;
+    ActiveOp op;
+  };
+  enum class Progress : uint8_t { Done, Moved, NotReady, NoInput, NoRoom };
+
+  void ingest(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec);
+  bool main_can_start() const;
+  void start_main(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec);
   void run_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec);
-  void run_one_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec);
-  bool send_one(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec);
+  Progress can_progress(const ActiveOp& a, Cycle now) const;
+  Progress progress(ActiveOp& a, uint8_t thread, TileId self, Cycle now, Scheduler& s, const MachineSpec& spec);
+  void finish_op(ActiveOp& a, uint8_t thread, Cycle end);
+  uint32_t run_memory_op(const DsdOp& op, const MachineSpec& spec, uint32_t& fmac, uint32_t& move);
+  bool drain(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec);
+  void apply(const MainItem& item);
+  // An op becomes active: it owns the colours it reads and writes until it finishes.
+  void claim(const ActiveOp& a);
+  void log(const TaskCost& c) {
+    if (task_log) task_log->push_back(c);
+  }
+  [[noreturn]] void fail(const ActiveOp* a, const std::string& what) const;
+  std::string task_label(bool local, uint8_t id) const;
 
   Link* ramp_down_ = nullptr;  // router -> PE
   Link* ramp_up_ = nullptr;    // PE -> router
   std::vector<PeInputQueue> queues_;
+  std::vector<PeOutputQueue> outq_;
+  std::array<int8_t, MachineSpec::kMaxColours> queue_of_{};  // colour -> input queue, -1 none
+  std::array<int8_t, MachineSpec::kMaxColours> outq_of_{};   // colour -> output queue, -1 none
   std::array<uint8_t, MachineSpec::kMaxColours> credits_{};  // toward router lanes with rx RAMP
-  std::array<SendOp, kOutbox> outbox_{};
-  uint8_t out_head_ = 0, out_count_ = 0, rr_ = 0;
+  uint32_t reading_ = 0;        // colours an active op reads (their data tasks do not fire)
+  uint32_t writing_ = 0;        // colours an active op writes
   uint32_t local_pending_ = 0;  // bit per local task id
-  uint32_t tx_colours_ = 0;     // colours the router accepts from this PE
-  Cycle busy_until_ = 0;
-  TaskCost last_task_;
-  Colour task_colour_ = 0;  // of the task run_one_task ran
+  uint32_t local_blocked_ = 0;
+  uint32_t colour_blocked_ = 0;
+  uint8_t rr_ = 0, out_rr_ = 0, grant_rr_ = 0;
+  uint8_t microthreads_ = 0;
+  Cycle busy_until_ = 0;        // the main thread computes (a task's receive, memory ops) until then
+  Cycle dispatch_at_ = 0;       // an async op issued now starts after the task's immediate work
+  // The main thread's streaming op and the items queued behind it.
+  bool main_active_ = false;
+  ActiveOp main_;
+  std::vector<MainItem> fifo_;  // ring buffer, allocated on first use
+  uint8_t fifo_head_ = 0, fifo_count_ = 0;
+  // Microthreads, allocated on the first asynchronous op.
+  std::unique_ptr<ActiveOp[]> uts_;
+  uint32_t uts_active_ = 0;
+  // The task running its body (for the ops it issues).
+  uint8_t task_id_ = 0;
   bool task_local_ = false;
-  Cycle stall_from_ = kNever;  // first cycle of an ongoing send stall; the PE sleeps until a credit
+  bool in_task_ = false;
+  uint32_t task_fmac_ = 0, task_move_ = 0;  // cycles of the ops the running body ran at once
+  TaskCost last_task_;
+  Cycle stall_from_ = kNever;  // first cycle of an ongoing send stall
   bool started_ = false;
 };
 
-// The API a task is written against. Costs follow the machine spec: fmac/axpy over n elements
-// is ceil(n / simd) cycles, add and mov likewise at their own width.
+// The API a task is written against: CSL's DSD builtins, task control, and the older helpers
+// (fmac, add, mov, send) kept as the DSD ops they are.
 class PeContext {
  public:
-  PeContext(Pe& pe, const MachineSpec& spec) : pe_(pe), spec_(spec) {}
+  PeContext(Pe& pe, const MachineSpec& spec, Cycle now) : pe_(pe), spec_(spec), now_(now) {}
 
   Coord coord() const { return pe_.coord; }
+  // The cycle this task started (what CSL's <time> module's timestamp reads).
+  Cycle now() const { return now_; }
   template <class T>
   T* at(uint32_t byte_offset) { return reinterpret_cast<T*>(pe_.sram.base() + byte_offset); }
   template <class T>
   T* at(SramRef r) { return at<T>(r.offset); }
+  uint32_t offset_of(const void* p) const { return uint32_t(static_cast<const uint8_t*>(p) - pe_.sram.base()); }
+  Dsd mem(const float* p, uint32_t n, int32_t stride = 1) const { return mem1d(offset_of(p), n, stride); }
+  Dsd mem(const _Float16* p, uint32_t n, int32_t stride = 1) const { return mem1d(offset_of(p), n, stride); }
 
-  // y[i] += a * x[i], i < n.
-  void fmac(float* y, const float* x, float a, uint32_t n) {
-    for (uint32_t i = 0; i < n; ++i) y[i] += a * x[i];
-    charge(pe_.counters.fmac_cycles, n, spec_.fmac_simd_fp32);
-    pe_.counters.macs += n;
+  // ---- fp32 (s) ----
+  void fmovs(Dsd dst, Dsd src, OpOptions o = {}) { issue(op2(DsdOpCode::Mov, "fmovs", dst, src, F, F), o); }
+  void fmovs(Dsd dst, float v, OpOptions o = {}) { fmovs(dst, scalar_f32(v), o); }
+  void fadds(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { issue(op3(DsdOpCode::Add, "fadds", dst, a, b, F, F, F), o); }
+  void fsubs(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { issue(op3(DsdOpCode::Sub, "fsubs", dst, a, b, F, F, F), o); }
+  void fmuls(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { issue(op3(DsdOpCode::Mul, "fmuls", dst, a, b, F, F, F), o); }
+  void fmaxs(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { issue(op3(DsdOpCode::Max, "fmaxs", dst, a, b, F, F, F), o); }
+  void fnegs(Dsd dst, Dsd src, OpOptions o = {}) { issue(op2(DsdOpCode::Neg, "fnegs", dst, src, F, F), o); }
+  // dst = a + b * s
+  void fmacs(Dsd dst, Dsd a, Dsd b, float s, OpOptions o = {}) {
+    DsdOp op = op3(DsdOpCode::Mac, "fmacs", dst, a, b, F, F, F);
+    op.scalar = std::bit_cast<uint32_t>(s);
+    issue(op, o);
   }
-  // axpy is the BLAS name for the same operation: y += a * x.
+  // ---- fp16 (h) ----
+  void fmovh(Dsd dst, Dsd src, OpOptions o = {}) { issue(op2(DsdOpCode::Mov, "fmovh", dst, src, H, H), o); }
+  void faddh(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { issue(op3(DsdOpCode::Add, "faddh", dst, a, b, H, H, H), o); }
+  void fsubh(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { issue(op3(DsdOpCode::Sub, "fsubh", dst, a, b, H, H, H), o); }
+  void fmulh(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { issue(op3(DsdOpCode::Mul, "fmulh", dst, a, b, H, H, H), o); }
+  void fmaxh(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { issue(op3(DsdOpCode::Max, "fmaxh", dst, a, b, H, H, H), o); }
+  void fnegh(Dsd dst, Dsd src, OpOptions o = {}) { issue(op2(DsdOpCode::Neg, "fnegh", dst, src, H, H), o); }
+  void fmach(Dsd dst, Dsd a, Dsd b, _Float16 s, OpOptions o = {}) {
+    DsdOp op = op3(DsdOpCode::Mac, "fmach", dst, a, b, H, H, H);
+    op.t_s = H, op.scalar = std::bit_cast<uint16_t>(s);
+    issue(op, o);
+  }
+  // ---- mixed (hs): fp16 operands, fp32 accumulation ----
+  // dst (fp32) = a (fp32) + b (fp16) * s (fp16)
+  void fmachs(Dsd dst, Dsd a, Dsd b, _Float16 s, OpOptions o = {}) {
+    DsdOp op = op3(DsdOpCode::Mac, "fmachs", dst, a, b, F, F, H);
+    op.t_s = H, op.scalar = std::bit_cast<uint16_t>(s);
+    issue(op, o);
+  }
+  // dst (fp32) = a (fp32) + b (fp16)
+  void faddhs(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { issue(op3(DsdOpCode::Add, "faddhs", dst, a, b, F, F, H), o); }
+  void fh2s(Dsd dst, Dsd src, OpOptions o = {}) { issue(op2(DsdOpCode::Cvt, "fh2s", dst, src, F, H), o); }
+  void fs2h(Dsd dst, Dsd src, OpOptions o = {}) { issue(op2(DsdOpCode::Cvt, "fs2h", dst, src, H, F), o); }
+
+  // ---- tasks ----
+  void activate(uint8_t local_task);
+  void block(TaskRef t);
+  void unblock(TaskRef t);
+
+  // ---- the older helpers, as the DSD ops they are ----
+  // y[i] += a * x[i], i < n (fp32, in memory).
+  void fmac(float* y, const float* x, float a, uint32_t n) {
+    if (n) fmacs(mem(y, n), mem(y, n), mem(x, n), a);
+  }
   void axpy(float* y, float a, const float* x, uint32_t n) { fmac(y, x, a, n); }
   // y[i] += x[i].
   void add(float* y, const float* x, uint32_t n) {
-    for (uint32_t i = 0; i < n; ++i) y[i] += x[i];
-    charge(pe_.counters.move_cycles, n, spec_.move_simd_fp32);
+    if (n) fadds(mem(y, n), mem(y, n), mem(x, n));
   }
-  // An elementwise op over n elements that is neither a MAC nor a plain move (relu, a mask, a
-  // softmax step): its effect is the caller's code, its cost is charged here like add.
-  void elementwise(uint32_t n) { charge(pe_.counters.move_cycles, n, spec_.move_simd_fp32); }
   void mov(float* dst, const float* src, uint32_t n) {
-    for (uint32_t i = 0; i < n; ++i) dst[i] = src[i];
-    charge(pe_.counters.move_cycles, n, spec_.move_simd_fp32);
+    if (n) fmovs(mem(dst, n), mem(src, n));
   }
-  // Sends leave after the task's compute, one wavelet per cycle, in the order issued.
-  void send(Colour c, float v) { enqueue({c, false, 1, std::bit_cast<uint32_t>(v)}); }
+  // An elementwise step over n elements that is no single builtin (relu, a mask, a softmax
+  // step): its effect is the caller's C++ code, run now; its cost is charged like fadds.
+  void elementwise(uint32_t n);
+  // Sends on colour c: one value, or n words of SRAM read as they leave.
+  void send(Colour c, float v) { fmovs(fabout(c, 1), v); }
   void send(Colour c, const float* src, uint32_t n) {
-    if (n) enqueue({c, true, n, uint32_t(reinterpret_cast<const uint8_t*>(src) - pe_.sram.base())});
+    if (n) fmovs(fabout(c, n), mem(src, n));
   }
-  void activate(uint8_t local_task) { pe_.local_pending_ |= 1u << local_task; }
+  void send_control(Colour c, uint32_t payload) { issue(op2(DsdOpCode::Mov, "mov32", fabout(c, 1, {false, true}), raw(payload), F, F), {}); }
 
   uint32_t cost() const { return cost_; }
 
  private:
-  void charge(uint64_t& counter, uint32_t n, uint32_t simd) {
-    uint32_t c = (n + simd - 1) / simd;
-    counter += c;
-    cost_ += c;
+  static constexpr ElemType F = ElemType::F32, H = ElemType::F16;
+  static Dsd raw(uint32_t bits) {
+    Dsd d{DsdKind::Scalar};
+    d.offset = bits;
+    return d;
   }
-  void enqueue(const SendOp& op);
+  static DsdOp op2(DsdOpCode c, const char* name, Dsd dst, Dsd a, ElemType td, ElemType ta) {
+    DsdOp op;
+    op.code = c, op.name = name, op.dst = dst, op.a = a, op.t_dst = td, op.t_a = ta, op.t_b = ta;
+    return op;
+  }
+  static DsdOp op3(DsdOpCode c, const char* name, Dsd dst, Dsd a, Dsd b, ElemType td, ElemType ta, ElemType tb) {
+    DsdOp op;
+    op.code = c, op.name = name, op.dst = dst, op.a = a, op.b = b, op.t_dst = td, op.t_a = ta, op.t_b = tb;
+    return op;
+  }
+  void issue(DsdOp op, const OpOptions& o);
+  void issue_item(int kind, TaskRef t);
 
   Pe& pe_;
   const MachineSpec& spec_;
+  Cycle now_;
   uint32_t cost_ = 0;
 };
 

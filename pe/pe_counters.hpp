@@ -1,23 +1,26 @@
 #pragma once
-// What one PE did, by cycle class. Idle cycles are the rest of the run.
+// What one PE did, by cycle class. The datapath runs one thing per cycle (receive, fmac or move),
+// so busy = receive + fmac + move never exceeds the cycles elapsed; sends leave through the output
+// queues beside it. Idle cycles are the rest of the run.
 #include <cstdint>
 
 namespace wse {
 
 struct PeCounters {
   uint64_t receive_cycles = 0;  // one per data task activation (dequeuing its wavelet)
-  uint64_t fmac_cycles = 0;     // fmac / axpy
-  uint64_t move_cycles = 0;     // add, mov
+  uint64_t fmac_cycles = 0;     // datapath cycles of multiply ops (@fmacs @fmach @fmachs @fmuls ...)
+  uint64_t move_cycles = 0;     // datapath cycles of the other ops (add, mov, max, ...) and DSD setup
   uint64_t send_cycles = 0;     // one per wavelet put onto the RAMP
-  uint64_t stall_send_cycles = 0;  // a send waited for a credit (backpressure)
+  uint64_t stall_send_cycles = 0;  // the datapath idle while an op waited for room in an output queue
   uint64_t tasks = 0;
+  uint64_t dsd_ops = 0;         // DSD operations started
   uint64_t wavelets_in = 0, wavelets_out = 0;
   uint64_t macs = 0;
 
-  uint64_t busy_cycles() const { return receive_cycles + fmac_cycles + move_cycles + send_cycles; }
+  uint64_t busy_cycles() const { return receive_cycles + fmac_cycles + move_cycles; }
   PeCounters& operator+=(const PeCounters& o) {
     receive_cycles += o.receive_cycles, fmac_cycles += o.fmac_cycles, move_cycles += o.move_cycles;
-    send_cycles += o.send_cycles, stall_send_cycles += o.stall_send_cycles, tasks += o.tasks;
+    send_cycles += o.send_cycles, stall_send_cycles += o.stall_send_cycles, tasks += o.tasks, dsd_ops += o.dsd_ops;
     wavelets_in += o.wavelets_in, wavelets_out += o.wavelets_out, macs += o.macs;
     return *this;
   }

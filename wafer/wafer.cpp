@@ -25,14 +25,14 @@ void Wafer::finalize(unsigned threads) {
     std::vector<std::pair<Colour, uint8_t>> tx;
     if (r) {
       for (const Lane& lane : r->lanes) {
-        if (lane.tx & bit(Dir::Ramp)) rx.push_back(lane.colour);
-        if (lane.rx == Dir::Ramp) tx.push_back({lane.colour, lane.cap});
+        if (r->tx_union(lane) & bit(Dir::Ramp)) rx.push_back(lane.colour);
+        if (r->rx_union(lane) & bit(Dir::Ramp)) tx.push_back({lane.colour, lane.cap});
       }
     }
     if (!rx.empty() && !pe.program)
       throw RouteError("route at tile " + to_string(pe.coord) + " colour " + std::to_string(rx.front()) +
                        ": delivers to the PE (RAMP), but no program is loaded on that PE");
-    pe.attach(r ? r->out[size_t(Dir::Ramp)] : nullptr, r ? r->in[size_t(Dir::Ramp)] : nullptr, std::move(rx), tx);
+    pe.attach(r ? r->out[size_t(Dir::Ramp)] : nullptr, r ? r->in[size_t(Dir::Ramp)] : nullptr, std::move(rx), tx, spec());
     pe.counters = {};
   }
   finalized_ = true;
@@ -74,6 +74,7 @@ WaferRun Wafer::run(Cycle max_cycles, RunHooks hooks) {
   run.start = clock_;
   run.threads = partition_.workers;
   for (Pe& pe : pes_) pe.rearm();
+  mesh_.reset_switches();
   auto t0 = std::chrono::steady_clock::now();
   auto sample = hooks.sample;
   Cycle last_sample = clock_;
