@@ -11,31 +11,31 @@ namespace {
 
 // The PE program's variables, at SRAM offset 0 of every GEMV PE.
 struct GemvVars {
-  uint32_t a, y, psum;  // byte offsets of the A tile (column-major), y and the incoming partial sum
+  uint32_t a, y, x;     // byte offsets of the A tile (column-major), y, and the received x
   uint32_t m, n;        // local tile rows and columns
-  uint32_t x_seen, psum_seen;
+  uint8_t psum_in;      // colour the west neighbour's partial y arrives on
   uint8_t psum_out;     // colour this PE sends its partial y on
   uint8_t first_column;
 };
 
-void forward_if_ready(PeContext& ctx, GemvVars& v) {
-  if (v.x_seen != v.n || (!v.first_column && v.psum_seen != v.m)) return;
-  float* y = ctx.at<float>(v.y);
-  if (!v.first_column) ctx.add(y, ctx.at<float>(v.psum), v.m);
-  ctx.send(v.psum_out, y, v.m);
+constexpr uint8_t kComputeTask = 1;
+
+// x streams in from the north: one asynchronous move into SRAM, then the compute task.
+void receive_x(PeContext& ctx) {
+  auto& v = *ctx.at<GemvVars>(0u);
+  ctx.fmovs(mem1d(v.x, v.n), fabin(GemvKernel::kX, v.n), {.async = true, .activate = TaskRef::local(kComputeTask)});
 }
 
-void on_x(PeContext& ctx, Wavelet w) {
+// y = A x with memory DSD ops (one @fmacs per column of the tile), then the partial sum goes east:
+// the first column sends its y, every other column adds its y to the partial sum streaming in
+// from the west and passes it on, in one streaming @fadds.
+void compute(PeContext& ctx) {
   auto& v = *ctx.at<GemvVars>(0u);
-  ctx.fmac(ctx.at<float>(v.y), ctx.at<float>(v.a) + size_t(v.x_seen) * v.m, w.as_f32(), v.m);
-  if (++v.x_seen == v.n) forward_if_ready(ctx, v);
-}
-
-void on_psum(PeContext& ctx, Wavelet w) {
-  auto& v = *ctx.at<GemvVars>(0u);
-  float value = w.as_f32();
-  ctx.mov(ctx.at<float>(v.psum) + v.psum_seen, &value, 1);
-  if (++v.psum_seen == v.m) forward_if_ready(ctx, v);
+  const float* x = ctx.at<float>(v.x);
+  const Dsd y = mem1d(v.y, v.m);
+  for (uint32_t j = 0; j < v.n; ++j) ctx.fmacs(y, y, mem1d(v.a + j * v.m * 4, v.m), x[j]);
+  if (v.first_column) ctx.fmovs(fabout(v.psum_out, v.m), y);
+  else ctx.fadds(fabout(v.psum_out, v.m), y, fabin(v.psum_in, v.m));
 }
 
 float unit(uint64_t seed, uint64_t stream, uint64_t i) {
@@ -68,7 +68,9 @@ GemvKernel::GemvKernel(Wafer& wafer, const GemvProblem& prob, uint32_t grid_widt
   col_split_ = {prob.cols, q_};
 
   program_.name = "gemv";
-  program_.on(kX, on_x).on(1, on_psum).on(2, on_psum);
+  program_.start_task = program_.local(receive_x, "receive_x");
+  if (program_.local(compute, "compute") != kComputeTask) throw std::logic_error("gemv: compute task id");
+  program_.block(kX).block(psum_colour(0)).block(psum_colour(1));
 
   Mesh& m = wafer.mesh();
   for (uint32_t r = 0; r < p_; ++r) {
@@ -101,9 +103,9 @@ GemvKernel::GemvKernel(Wafer& wafer, const GemvProblem& prob, uint32_t grid_widt
       SramRef vars = wafer.allocate(pe, "vars", sizeof(GemvVars));
       SramRef a = wafer.allocate(pe, "A", mr * nc * 4);
       SramRef y = wafer.allocate(pe, "y", mr * 4);
-      SramRef psum = c > 0 ? wafer.allocate(pe, "psum", mr * 4) : SramRef{};
+      SramRef xs = wafer.allocate(pe, "x", nc * 4);
       uint8_t* base = wafer.pe(pe).sram.base();
-      GemvVars v{a.offset, y.offset, psum.offset, mr, nc, 0, 0, psum_colour(c), uint8_t(c == 0)};
+      GemvVars v{a.offset, y.offset, xs.offset, mr, nc, psum_colour(c + 1), psum_colour(c), uint8_t(c == 0)};
       std::memcpy(base + vars.offset, &v, sizeof v);
       float* tile = reinterpret_cast<float*>(base + a.offset);
       const uint32_t i0 = row_split_.begin(r), j0 = col_split_.begin(c);

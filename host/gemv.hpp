@@ -1,11 +1,13 @@
 #pragma once
 // 2D GEMV y = A x on a P x Q PE grid, in the style of the Cerebras GEMV tutorials.
 //
-//   x_j enters at the north edge of PE column c (its column block) and is multicast down the
-//   column on colour 0; every arriving x_j triggers an fmac with column j of the PE's resident
-//   A tile. When a PE has seen all its x and the partial sum from its west neighbour, it adds
-//   and passes its partial y east (colours 1 and 2 alternate by column, since a colour has one rx
-//   per router). The east-most column's sums leave through egress ports on the east edge.
+//   x enters at the north edge of PE column c (its column block) and is multicast down the
+//   column on colour 0; each PE moves it into SRAM with one asynchronous @fmovs and, when that
+//   finishes, computes y = A x with one @fmacs per column of its resident A tile. Then the partial
+//   sums stream east: the first column sends its y, every other PE adds its y to the partial sum
+//   arriving from the west and passes it on in one streaming @fadds (colours 1 and 2 alternate by
+//   column, since a colour has one rx per router). The east-most column's sums leave through
+//   egress ports on the east edge.
 #include <cstdint>
 #include <vector>
 

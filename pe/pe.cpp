@@ -446,17 +446,22 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
   Cycle next = kNever;
   const Cycle soon = now + 1;
   auto consider = [&](Cycle c) { next = std::min(next, std::max(c, soon)); };
+  bool waits_room = false;
   for (uint32_t m = uts_active_; m; m &= m - 1) {
     const ActiveOp& a = uts_[size_t(std::countr_zero(m))];
     const Progress p = can_progress(a, soon);
     if (p == Progress::Moved || p == Progress::NotReady) consider(a.ready);
+    waits_room |= p == Progress::NoRoom;
   }
   if (main_active_) {
     const Progress p = can_progress(main_, soon);
     if (p == Progress::Moved || p == Progress::NotReady) consider(std::max(main_.ready, busy_until_));
-  } else if (program && main_can_start()) {
-    consider(busy_until_);
+    waits_room |= p == Progress::NoRoom;
+  } else if (busy_until_ > now || (program && main_can_start())) {
+    consider(busy_until_);  // the main thread is free then and looks for work
   }
+  // Sleeping with an op that waits for room: a send stall from the next cycle until woken.
+  if (stall_from_ == kNever && waits_room && next != soon) stall_from_ = soon;
   for (const PeOutputQueue& q : outq_)
     if (q.count && (q.ready[q.head] > now || credits_[q.colour])) consider(q.ready[q.head]);
   if (next != kNever) s.schedule(self, next);

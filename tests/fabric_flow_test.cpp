@@ -175,10 +175,12 @@ TEST(FabricFlow, APeThatDoesNotDrainStallsItsSenderWithoutLosingAWavelet) {
   auto got = Recorder::received(wafer, {1, 0});
   ASSERT_EQ(got.size(), n);
   for (uint32_t k = 0; k < n; ++k) EXPECT_EQ(got[k], k);
-  // Wavelets the path can hold before the sender stalls: the sender's lane, the hop's lane and
-  // the PE input queue, each depth + incoming latency.
-  const uint64_t held = (s.router_buffer_depth + s.ramp_latency_cycles) + (s.router_buffer_depth + s.hop_latency_cycles) +
-                        (s.pe_input_queue_depth + s.ramp_latency_cycles);
+  // Wavelets the path can hold before the sender stalls: the sender's output queue (depth +
+  // pipeline), the sender's lane, the hop's lane and the PE input queue, each depth + incoming
+  // latency. The send starts after its fabric DSD setup.
+  const uint64_t held = (s.pe_output_queue_depth + s.dsd_pipeline_cycles) + (s.router_buffer_depth + s.ramp_latency_cycles) +
+                        (s.router_buffer_depth + s.hop_latency_cycles) + (s.pe_input_queue_depth + s.ramp_latency_cycles) +
+                        s.fabric_dsd_setup_cycles;
   const PeCounters& snd = wafer.pe({0, 0}).counters;
   EXPECT_EQ(snd.wavelets_out, n);
   EXPECT_EQ(snd.send_cycles, n);

@@ -57,9 +57,14 @@ TEST(TraceCli, WritesDumpTraceAndReportWithCongestion) {
   EXPECT_EQ(v.interval_cycles, 100u);
   EXPECT_EQ(v.layer, "gemv");
   nlohmann::json t = nlohmann::json::parse(std::ifstream(out / "trace.json"));
-  int pe_tracks = 0;
-  for (const auto& e : t["traceEvents"]) pe_tracks += e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 1;
-  EXPECT_EQ(pe_tracks, 2 * 3);  // x 1..2, y 1..3
+  int main_tracks = 0, microthread_tracks = 0;
+  for (const auto& e : t["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 1) {
+      const std::string name = e["args"]["name"];
+      (name.find(" ut") == std::string::npos ? main_tracks : microthread_tracks) += 1;
+    }
+  EXPECT_EQ(main_tracks, 2 * 3);         // x 1..2, y 1..3
+  EXPECT_EQ(microthread_tracks, 2 * 3);  // each receives x on a microthread
 }
 
 TEST(TraceCli, UnknownLayerPassOrRectIsAUsageError) {

@@ -2,6 +2,7 @@
 // and the counter tracks, all consistent with the wafer's own counters.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "activity_test_support.hpp"
@@ -17,8 +18,10 @@ TEST(TracePerfetto, JsonParsesAndHoldsTheExpectedTracksAndCounters) {
   ASSERT_TRUE(j.contains("traceEvents"));
   ASSERT_TRUE(j["traceEvents"].is_array());
 
-  std::map<std::string, int> pe_tid;           // "PE (x,y)" -> tid
+  std::map<std::string, int> pe_tid;           // "PE (x,y)" -> tid of its main thread
+  std::map<int, std::string> track_of;         // tid -> track name
   std::map<int, std::vector<nlohmann::json>> slices;  // tid -> task slices
+  std::map<int, std::vector<nlohmann::json>> ops;     // tid -> DSD op slices
   std::map<std::string, std::vector<nlohmann::json>> counters;
   std::map<std::string, nlohmann::json> phases;
   std::set<std::string> processes;
@@ -26,32 +29,52 @@ TEST(TracePerfetto, JsonParsesAndHoldsTheExpectedTracksAndCounters) {
     ASSERT_TRUE(e.contains("ph") && e.contains("pid") && e.contains("name")) << e.dump();
     const std::string ph = e["ph"], name = e["name"];
     if (ph == "M" && name == "process_name") processes.insert(e["args"]["name"].get<std::string>());
-    if (ph == "M" && name == "thread_name" && e["pid"] == 1) pe_tid[e["args"]["name"]] = e["tid"];
+    if (ph == "M" && name == "thread_name" && e["pid"] == 1) pe_tid[e["args"]["name"]] = e["tid"], track_of[e["tid"]] = e["args"]["name"];
     if (ph == "X" && e["cat"] == "task") slices[e["tid"]].push_back(e);
+    if (ph == "X" && e["cat"] == "dsd") ops[e["tid"]].push_back(e);
     if (ph == "X" && e["cat"] == "stream") phases[name] = e;
     if (ph == "C") counters[name].push_back(e);
   }
   EXPECT_EQ(processes.size(), 3u);
 
-  // A track per traced PE (the top-left 2x2), each with one slice per task the PE ran.
-  ASSERT_EQ(pe_tid.size(), 4u);
+  // A main-thread track per traced PE (the top-left 2x2), with one slice per task the PE ran and
+  // its streaming ops, and a track per microthread that ran an op (receiving x). Slices on one
+  // track never overlap; their fmac cycles add up to the PE's.
   for (uint32_t y = 0; y < 2; ++y) {
     for (uint32_t x = 0; x < 2; ++x) {
       const std::string track = "PE " + to_string({x, y});
       ASSERT_TRUE(pe_tid.count(track)) << track;
-      const auto& s = slices[pe_tid[track]];
+      const int main_tid = pe_tid[track];
+      const auto& s = slices[main_tid];
       EXPECT_EQ(s.size(), g.wafer.pe({x, y}).counters.tasks) << track;
-      uint64_t fmac = 0, prev_end = 0;
-      for (const auto& e : s) {
-        EXPECT_GE(e["ts"].get<uint64_t>(), prev_end) << "slices overlap on " << track;
-        EXPECT_GE(e["dur"].get<uint64_t>(), 1u);
-        prev_end = e["ts"].get<uint64_t>() + e["dur"].get<uint64_t>();
-        fmac += e["args"]["fmac"].get<uint64_t>();
-        EXPECT_LE(prev_end, g.run.cycles);
+      uint64_t fmac = 0;
+      for (const auto& [tid, name] : track_of) {
+        if (name.rfind(track, 0) != 0) continue;
+        std::vector<nlohmann::json> all = slices[tid];
+        all.insert(all.end(), ops[tid].begin(), ops[tid].end());
+        std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a["ts"] < b["ts"]; });
+        uint64_t prev_end = 0;
+        for (const auto& e : all) {
+          EXPECT_GE(e["ts"].get<uint64_t>(), prev_end) << "slices overlap on " << name;
+          EXPECT_GE(e["dur"].get<uint64_t>(), 1u);
+          prev_end = e["ts"].get<uint64_t>() + e["dur"].get<uint64_t>();
+          fmac += e["args"]["fmac"].get<uint64_t>();
+          EXPECT_LE(prev_end, g.run.cycles);
+        }
       }
       EXPECT_EQ(fmac, g.wafer.pe({x, y}).counters.fmac_cycles) << track;
-      // Data tasks on colour 0 (x) every PE; partial sums (colour 1 or 2) from the west.
-      EXPECT_EQ(s.front()["name"], "data task c0");
+      // The start task receives x on a microthread; the compute task then runs y = A x.
+      ASSERT_EQ(s.size(), 2u) << track;
+      EXPECT_EQ(s[0]["name"], "local task 0");
+      EXPECT_EQ(s[1]["name"], "local task 1");
+      EXPECT_EQ(s[1]["args"]["fmac"].get<uint64_t>(), g.wafer.pe({x, y}).counters.fmac_cycles) << track;
+      ASSERT_TRUE(pe_tid.count(track + " ut0")) << track;
+      ASSERT_EQ(ops[pe_tid[track + " ut0"]].size(), 1u);
+      EXPECT_EQ(ops[pe_tid[track + " ut0"]][0]["name"], "@fmovs");
+      // The streaming partial-sum op on the main thread, after the compute task.
+      ASSERT_EQ(ops[main_tid].size(), 1u) << track;
+      EXPECT_EQ(ops[main_tid][0]["name"], x == 0 ? "@fmovs" : "@fadds");
+      EXPECT_GE(ops[main_tid][0]["ts"].get<uint64_t>(), s[1]["ts"].get<uint64_t>() + s[1]["dur"].get<uint64_t>());
     }
   }
 

@@ -114,13 +114,13 @@ DumpView load_dump_view(const std::filesystem::path& path) {
   };
 
   pe_grids(d->pe_metrics(), n, v.pe_metrics, "PE metric");
-  // Derived: busy = receive + fmac + move + send.
-  const MetricGrid *r = v.pe_metric("receive_cycles"), *f = v.pe_metric("fmac_cycles"), *mv = v.pe_metric("move_cycles"),
-                   *s = v.pe_metric("send_cycles");
-  if (r && f && mv && s) {
+  // Derived: busy = receive + fmac + move, the datapath's cycles (sends leave through the output
+  // queues beside it).
+  const MetricGrid *r = v.pe_metric("receive_cycles"), *f = v.pe_metric("fmac_cycles"), *mv = v.pe_metric("move_cycles");
+  if (r && f && mv) {
     MetricGrid busy{"busy_cycles", "cycles", r->frames};
     for (size_t k = 0; k < n; ++k)
-      for (uint32_t t : v.tiles) busy.frames[k][t] += f->frames[k][t] + mv->frames[k][t] + s->frames[k][t];
+      for (uint32_t t : v.tiles) busy.frames[k][t] += f->frames[k][t] + mv->frames[k][t];
     v.pe_metrics.push_back(std::move(busy));
   }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 
 #include "fabric/errors.hpp"
 #include "fabric/geometry.hpp"
@@ -31,26 +32,39 @@ nlohmann::json perfetto_trace(const DumpView& d, const std::vector<TracedPe>& pe
   ev.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", kPesPid}, {"args", {{"sort_index", 1}}}});
   ev.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", kFabricPid}, {"args", {{"sort_index", 2}}}});
 
-  // One track per traced PE, in row-major order.
+  // One track per traced PE thread (the main thread, then each microthread that ran an op), in
+  // row-major order: task slices and DSD op slices.
+  int next_tid = 1;
   for (size_t i = 0; i < pes.size(); ++i) {
     const TracedPe& pe = pes[i];
-    const int tid = int(i + 1);
-    ev.push_back(meta("thread_name", kPesPid, tid, "PE " + to_string(pe.coord)));
-    ev.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", kPesPid}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
+    std::map<uint8_t, int> tid_of;  // thread -> tid
+    auto tid = [&](uint8_t thread) {
+      auto it = tid_of.find(thread);
+      if (it != tid_of.end()) return it->second;
+      const int t = next_tid++;
+      tid_of[thread] = t;
+      const std::string name = "PE " + to_string(pe.coord) + (thread ? " ut" + std::to_string(thread - 1) : "");
+      ev.push_back(meta("thread_name", kPesPid, t, name));
+      ev.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", kPesPid}, {"tid", t}, {"args", {{"sort_index", t}}}});
+      return t;
+    };
+    tid(0);
     for (const TaskCost& t : pe.tasks) {
       if (t.start < d.start_cycle) continue;
-      std::string name = t.local ? "local task " + std::to_string(t.colour) : "data task c" + std::to_string(t.colour);
-      ev.push_back({{"name", std::move(name)},
-                    {"cat", "task"},
+      const std::string task = t.local ? "local task " + std::to_string(t.colour) : "data task c" + std::to_string(t.colour);
+      const bool op = t.op != nullptr;
+      ev.push_back({{"name", op ? "@" + std::string(t.op) : task},
+                    {"cat", op ? "dsd" : "task"},
                     {"ph", "X"},
                     {"pid", kPesPid},
-                    {"tid", tid},
+                    {"tid", tid(t.thread)},
                     {"ts", t.start - d.start_cycle},
                     {"dur", t.end() - t.start},
-                    {"args", {{"receive", t.receive}, {"fmac", t.fmac}, {"move", t.move}}}});
+                    {"args", op ? nlohmann::json{{"fmac", t.fmac}, {"move", t.move}, {"issued_by", task}}
+                                : nlohmann::json{{"receive", t.receive}, {"fmac", t.fmac}, {"move", t.move}}}});
     }
     if (pe.truncated)
-      ev.push_back({{"name", "task log truncated"}, {"ph", "i"}, {"s", "t"}, {"pid", kPesPid}, {"tid", tid},
+      ev.push_back({{"name", "task log truncated"}, {"ph", "i"}, {"s", "t"}, {"pid", kPesPid}, {"tid", tid(0)},
                     {"ts", pe.tasks.empty() ? 0 : pe.tasks.back().end() - d.start_cycle}});
   }
 

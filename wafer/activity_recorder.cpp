@@ -215,8 +215,12 @@ void ActivityRecorder::finish() {
     const Cycle len = (k + 1 < n ? starts_[k + 1] : last_boundary_ - start_) - starts_[k];
     size_t pos[5] = {};
     for (size_t i = 0; i < tiles_.size(); ++i) {
+      // The datapath's cycles and its send stalls; sends overlap them (output queues).
       uint64_t used = 0;
-      for (size_t m = 0; m < 5; ++m) used += get_varint(pe_cols_[m][k], pos[m]);
+      for (size_t m = 0; m < 5; ++m) {
+        const uint64_t x = get_varint(pe_cols_[m][k], pos[m]);
+        if (m != kSend) used += x;
+      }
       const uint64_t rest = len - std::min<uint64_t>(len, used);
       const bool waiting = pes[tiles_[i]].program && k < last_active_[i];
       put_varint(pe_cols_[kStallInput][k], waiting ? rest : 0);
