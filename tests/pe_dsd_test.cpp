@@ -1,0 +1,258 @@
+// DSD operations on the PE: what they compute (against the host's arithmetic), what they cost
+// (the SDK's SIMD widths and stride limits), how streaming ops, microthreads and blocked colours
+// behave in time, and the errors a bad program gets.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstring>
+
+#include "pe_test_support.hpp"
+#include "test_support.hpp"
+
+namespace wse {
+namespace {
+
+// ---- memory ops: results and costs ----
+
+struct MemVars {
+  float a[16], b[16], y[16], st[16], sy[16], mx[16], ng[16], acc[2];
+  _Float16 h1[16], h2[16], hy[16];
+  float strided[72];
+};
+
+void memory_ops(PeContext& ctx) {
+  auto& v = *ctx.at<MemVars>(0u);
+  auto d = [&](float* p, uint32_t n, int32_t stride = 1) { return ctx.mem(p, n, stride); };
+  auto h = [&](_Float16* p, uint32_t n) { return ctx.mem(p, n); };
+  ctx.fmacs(d(v.y, 10), d(v.a, 10), d(v.b, 10), 2.0f);           // 10 fmac cycles (fp32: width 1)
+  ctx.fadds(d(v.st, 10), d(v.a, 10), d(v.b, 10));                // 5 move cycles (width 2)
+  ctx.fmach(h(v.hy, 10), h(v.h1, 10), h(v.h2, 10), _Float16(1.5f));  // 3 fmac cycles (width 4)
+  ctx.fmachs(d(v.sy, 10), d(v.a, 10), h(v.h2, 10), _Float16(0.5f));  // 5 fmac cycles (width 2)
+  ctx.fmaxs(d(v.mx, 10), d(v.a, 10), d(v.b, 10));                // 10 move cycles (not SIMD)
+  ctx.fnegs(d(v.ng, 10), d(v.a, 10));                            // 5 move cycles
+  ctx.fmovs(d(v.strided, 8, 2), d(v.a, 8));                      // stride 2: full width, 4 cycles
+  ctx.fmovs(d(v.strided + 1, 8, 4), d(v.a, 8));                  // stride % 8 == 4: width 2, 4 cycles
+  ctx.fmovs(d(v.strided + 3, 8, 8), d(v.a, 8));                  // stride % 8 == 0: width 1, 8 cycles
+  ctx.fadds(d(v.acc, 10, 0), d(v.acc, 10, 0), d(v.a, 10));       // a reduction: width 1, 10 cycles
+}
+
+TEST(PeDsd, MemoryOpsComputeLikeTheHostAndCostTheirSimdWidth) {
+  Wafer wafer(test::wse2(), {1, 1});
+  Program p;
+  p.name = "memory_ops";
+  p.start_task = p.local(memory_ops);
+  wafer.load({0, 0}, &p);
+  wafer.allocate({0, 0}, "vars", sizeof(MemVars));
+  auto& v = *reinterpret_cast<MemVars*>(wafer.pe({0, 0}).sram.base());
+  std::memset(&v, 0, sizeof v);
+  for (int i = 0; i < 16; ++i) {
+    v.a[i] = 0.5f * float(i) - 3.0f + 1.0f / 3.0f;
+    v.b[i] = 1.25f - 0.125f * float(i) + 1.0f / 7.0f;
+    v.h1[i] = _Float16(0.1f * float(i) - 0.7f);
+    v.h2[i] = _Float16(0.3f - 0.05f * float(i));
+  }
+  const MemVars in = v;
+  wafer.finalize(1);
+  WaferRun run = wafer.run(10'000);
+
+  const PeCounters& c = wafer.pe({0, 0}).counters;
+  EXPECT_EQ(c.fmac_cycles, 10u + 3 + 5);
+  EXPECT_EQ(c.macs, 30u);
+  EXPECT_EQ(c.move_cycles, 5u + 10 + 5 + 4 + 4 + 8 + 10);
+  EXPECT_EQ(c.dsd_ops, 10u);
+  EXPECT_EQ(run.cycles, 64u + 1);  // the task's 64 cycles, then the PE looks for work
+  for (int i = 0; i < 10; ++i) {
+    const float prod = in.b[i] * 2.0f;  // rounded before the add: no fused multiply-add
+    EXPECT_EQ(v.y[i], in.a[i] + prod) << i;
+    EXPECT_EQ(v.st[i], in.a[i] + in.b[i]) << i;
+    EXPECT_EQ(std::bit_cast<uint16_t>(v.hy[i]), std::bit_cast<uint16_t>(_Float16(float(in.h1[i]) + float(in.h2[i]) * 1.5f))) << i;
+    EXPECT_EQ(v.sy[i], in.a[i] + float(in.h2[i]) * 0.5f) << i;  // fp16 product exact in fp32, one rounding
+    EXPECT_EQ(v.mx[i], std::max(in.a[i], in.b[i])) << i;
+    EXPECT_EQ(v.ng[i], -in.a[i]) << i;
+  }
+  for (int i = 0; i < 8; ++i) {
+    if (i == 0) continue;  // element 0 of all three is strided[0 + k]: checked below
+    EXPECT_EQ(v.strided[2 * i], in.a[i]) << i;
+    EXPECT_EQ(v.strided[1 + 4 * i], in.a[i]) << i;
+    EXPECT_EQ(v.strided[3 + 8 * i], in.a[i]) << i;
+  }
+  float sum = 0;
+  for (int i = 0; i < 10; ++i) sum += in.a[i];
+  EXPECT_EQ(v.acc[0], sum);
+}
+
+// ---- streaming ops and threads on a 2 x 1 row ----
+
+constexpr Colour kC = 3;
+constexpr uint32_t kN = 100;
+
+struct RowVars {
+  float buf[kN];
+  float acc[kN];
+  uint64_t done_at, finish_at;
+  uint32_t tasks_seen, seen[16];
+};
+
+RowVars& row(PeContext& ctx) { return *ctx.at<RowVars>(0u); }
+void send_all(PeContext& ctx) { ctx.fmovs(fabout(kC, kN), ctx.mem(row(ctx).buf, kN)); }
+void record_done(PeContext& ctx) { row(ctx).done_at = ctx.now(); }
+void record_finish(PeContext& ctx) { row(ctx).finish_at = ctx.now(); }
+
+struct Row {
+  Wafer wafer{test::wse2(), {2, 1}};
+  Program sender, receiver;
+  explicit Row(LocalTask receive_start, uint32_t send = kN) {
+    Mesh& m = wafer.mesh();
+    m.set_route({0, 0}, kC, Route::make(Dir::Ramp, {Dir::East}));
+    m.set_route({1, 0}, kC, Route::make(Dir::West, {Dir::Ramp}));
+    sender.name = "sender";
+    sender.start_task = sender.local(send_all, "send_all");
+    receiver.name = "receiver";
+    receiver.start_task = receiver.local(receive_start, "start");
+    receiver.local(record_done, "done");
+    receiver.local(record_finish, "finish");
+    for (uint32_t x = 0; x < 2; ++x) {
+      wafer.load({x, 0}, x ? &receiver : &sender);
+      wafer.allocate({x, 0}, "vars", sizeof(RowVars));
+      auto& v = *reinterpret_cast<RowVars*>(wafer.pe({x, 0}).sram.base());
+      std::memset(&v, 0, sizeof v);
+      for (uint32_t i = 0; i < kN; ++i) v.buf[i] = x ? 0.0f : float(i) + 0.25f, v.acc[i] = x ? 1000.0f : 0.0f;
+    }
+    (void)send;
+  }
+  RowVars& vars(uint32_t x) { return *reinterpret_cast<RowVars*>(wafer.pe({x, 0}).sram.base()); }
+};
+
+void add_stream(PeContext& ctx) {
+  ctx.fadds(ctx.mem(row(ctx).acc, kN), ctx.mem(row(ctx).acc, kN), fabin(kC, kN));
+  ctx.activate(1);  // runs after the op: the main thread takes its queue in order
+}
+
+TEST(PeDsd, AStreamingOpMovesOneElementPerCycleAfterItsSetup) {
+  Row r(add_stream);
+  r.receiver.block(kC);
+  r.wafer.finalize(1);
+  r.wafer.run(100'000);
+  for (uint32_t i = 0; i < kN; ++i) EXPECT_EQ(r.vars(1).acc[i], 1000.0f + (float(i) + 0.25f)) << i;
+  // Both ops start at cycle 1 (after their start tasks) and are set up 44 cycles later: the first
+  // element leaves at 45, reaches the output queue's head at 46 (pipeline 1), the router at 48
+  // (ramp 2), the next router at 49 (hop 1) and the receiving PE at 51 (ramp 2). One element a
+  // cycle: the last at 150, the op done at 151, when the done task records the cycle.
+  EXPECT_EQ(r.vars(1).done_at, 51u + kN);
+  const PeCounters& c = r.wafer.pe({1, 0}).counters;
+  EXPECT_EQ(c.move_cycles, kN);  // one datapath cycle per element
+  EXPECT_EQ(c.receive_cycles, 0u);  // no data task: the op consumed the wavelets
+  EXPECT_EQ(r.wafer.pe({0, 0}).counters.send_cycles, kN);
+}
+
+// The receiver moves the stream into SRAM on a microthread while its main thread runs 1000 cycles
+// of fp32 FMAC work: the two overlap, sharing the datapath a cycle at a time.
+void overlap_start(PeContext& ctx) {
+  RowVars& v = row(ctx);
+  ctx.fmovs(ctx.mem(v.buf, kN), fabin(kC, kN), {.async = true, .activate = TaskRef::local(1)});
+  for (int k = 0; k < 10; ++k) ctx.fmacs(ctx.mem(v.acc, kN), ctx.mem(v.acc, kN), ctx.mem(v.acc, kN), 0.5f);  // 1000 cycles
+  ctx.activate(2);
+}
+
+TEST(PeDsd, AnAsyncOpRunsOnAMicrothreadBesideTheMainThread) {
+  Row r(overlap_start);
+  r.receiver.block(kC);
+  std::vector<TaskCost> log;
+  r.wafer.pe({1, 0}).task_log = &log;
+  r.wafer.finalize(1);
+  r.wafer.run(100'000);
+  r.wafer.pe({1, 0}).task_log = nullptr;
+  for (uint32_t i = 0; i < kN; ++i) EXPECT_EQ(r.vars(1).buf[i], float(i) + 0.25f) << i;
+  // The op on microthread 0 ran from its first element (51) to its last (150): done at 151.
+  const TaskCost* op = nullptr;
+  for (const TaskCost& t : log)
+    if (t.op && t.thread == 1) op = &t;
+  ASSERT_NE(op, nullptr);
+  EXPECT_EQ(std::string(op->op), "fmovs");
+  EXPECT_EQ(op->start, 51u);
+  EXPECT_EQ(op->end(), 51u + kN);
+  EXPECT_EQ(op->move, kN);
+  // The main thread's 1000 cycles of SIMD work lost the 100 cycles the microthread used: it is
+  // free at 1100, not at 1000 + 151. The tasks the op and the main task activated run then, one
+  // after the other, lowest id first (a local task takes at least a cycle).
+  EXPECT_EQ(r.vars(1).done_at, 1000u + kN);
+  EXPECT_EQ(r.vars(1).finish_at, 1000u + kN + 1);
+  EXPECT_EQ(r.wafer.pe({1, 0}).counters.fmac_cycles, 1000u);
+}
+
+void count_task(PeContext& ctx, Wavelet w) {
+  RowVars& v = row(ctx);
+  v.seen[v.tasks_seen++] = w.payload;
+}
+void first_five_then_tasks(PeContext& ctx) {
+  ctx.fmovs(ctx.mem(row(ctx).acc, 5), fabin(kC, 5), {.async = true, .unblock = TaskRef::data(kC)});
+}
+void send_eight(PeContext& ctx) { ctx.fmovs(fabout(kC, 8), ctx.mem(row(ctx).buf, 8)); }
+
+TEST(PeDsd, ABlockedColourLeavesItsWaveletsToAnOpUntilTheOpUnblocksIt) {
+  Row r(first_five_then_tasks);
+  r.sender.local_tasks[0] = send_eight;
+  r.receiver.on(kC, count_task, "count").block(kC);
+  r.wafer.finalize(1);
+  r.wafer.run(100'000);
+  RowVars& v = r.vars(1);
+  for (uint32_t i = 0; i < 5; ++i) EXPECT_EQ(v.acc[i], float(i) + 0.25f) << i;
+  ASSERT_EQ(v.tasks_seen, 3u);  // the rest fired the data task once the op unblocked the colour
+  for (uint32_t i = 0; i < 3; ++i) EXPECT_EQ(std::bit_cast<float>(v.seen[i]), float(5 + i) + 0.25f) << i;
+}
+
+// ---- bad programs ----
+
+template <LocalTask T>
+void expect_program_error(std::initializer_list<std::string> fragments, uint32_t microthreads = 8) {
+  MachineSpec s = test::wse2();
+  s.microthreads = microthreads;
+  Wafer wafer(s, {2, 1});
+  wafer.mesh().set_route({0, 0}, kC, Route::make(Dir::Ramp, {Dir::East}));
+  wafer.mesh().set_route({1, 0}, kC, Route::make(Dir::West, {Dir::Ramp}));
+  Program p;
+  p.name = "bad";
+  p.start_task = p.local(T, "the_task");
+  Program sink;
+  sink.name = "sink";
+  sink.block(kC);
+  wafer.load({0, 0}, &p);
+  wafer.load({1, 0}, &sink);
+  wafer.allocate({0, 0}, "vars", sizeof(RowVars));
+  wafer.finalize(1);
+  test::expect_error<PeError>([&] { wafer.run(10'000); }, fragments);
+}
+
+void reads_undelivered_colour(PeContext& ctx) { ctx.fmovs(ctx.mem(row(ctx).buf, 4), fabin(7, 4)); }
+void sends_unrouted_colour(PeContext& ctx) { ctx.fmovs(fabout(9, 4), ctx.mem(row(ctx).buf, 4)); }
+void beyond_sram(PeContext& ctx) { ctx.fmovs(mem1d(49152 - 8, 4), scalar_f32(1.0f)); }
+void bad_microthread(PeContext& ctx) {
+  ctx.fmovs(fabout(kC, 4), ctx.mem(row(ctx).buf, 4), {.async = true, .microthread = 9});
+}
+void too_many_async(PeContext& ctx) {
+  for (int k = 0; k < 3; ++k) ctx.fmovs(ctx.mem(row(ctx).acc + k, 1), ctx.mem(row(ctx).buf, 1), {.async = true});
+}
+void lengths_differ(PeContext& ctx) { ctx.fadds(ctx.mem(row(ctx).acc, 4), ctx.mem(row(ctx).buf, 4), ctx.mem(row(ctx).buf, 3)); }
+
+TEST(PeDsd, BadProgramsGetClearErrorsNamingThePeTaskAndOp) {
+  expect_program_error<reads_undelivered_colour>({"PE (0,0)", "'the_task'", "@fmovs", "reads colour 7", "no route with tx RAMP"});
+  expect_program_error<sends_unrouted_colour>({"PE (0,0)", "'the_task'", "@fmovs", "sends on colour 9"});
+  expect_program_error<beyond_sram>({"PE (0,0)", "'the_task'", "memory DSD", "beyond the PE's 49152 bytes"});
+  expect_program_error<bad_microthread>({"PE (0,0)", "'the_task'", "microthread 9 is out of range", "has 8"});
+  expect_program_error<too_many_async>({"PE (0,0)", "'the_task'", "more asynchronous ops in flight than the 2 microthreads"}, 2);
+  expect_program_error<lengths_differ>({"PE (0,0)", "@fadds", "operand lengths differ", "4 elements, a source 3"});
+}
+
+TEST(PeDsd, APeThatReceivesOrSendsOnMoreColoursThanItHasQueuesIsRefused) {
+  MachineSpec s = test::wse2();
+  Wafer wafer(s, {1, 1});
+  Program p;
+  p.name = "many";
+  wafer.load({0, 0}, &p);
+  wafer.mesh().add_ingress({0, 0}, Dir::West);
+  for (Colour c = 0; c < 9; ++c) wafer.mesh().set_route({0, 0}, c, Route::make(Dir::West, {Dir::Ramp}));
+  test::expect_error<RouteError>([&] { wafer.finalize(1); }, {"PE (0,0) receives 9 colours", "8 input queues"});
+}
+
+}  // namespace
+}  // namespace wse

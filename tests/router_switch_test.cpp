@@ -1,0 +1,167 @@
+// Router switches, control wavelets and counter filters, as spcl/spada's routing_wse.md records
+// them measured on the Cerebras simulator: positions that name one side (WSE-2) or both (WSE-3),
+// at most four per colour, a control wavelet that every switch-configured router it passes
+// applies and that stops at the first router delivering to its PE, .advance_switch on the last
+// data wavelet of an output DSD, and counter-filter windows.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "pe_test_support.hpp"
+#include "test_support.hpp"
+
+namespace wse {
+namespace {
+
+constexpr Colour kC = 3;
+
+TEST(RouterSwitch, Wse2PositionsNameOneSideAndAColourHoldsAtMostFour) {
+  Wafer w2(test::wse2(), {2, 1});
+  w2.mesh().set_route({0, 0}, kC, Route::make(Dir::Ramp, {Dir::East}));
+  test::expect_error<RouteError>(
+      [&] { w2.mesh().set_switch({0, 0}, kC, ColourSwitchConfig{}.then(SwitchPosition::both(Dir::West, {Dir::East}))); },
+      {"route at tile (0,0) colour 3", "switch position 1 names both an rx and a tx", "wse2"});
+  ColourSwitchConfig four;
+  for (int k = 0; k < 4; ++k) four.then(SwitchPosition::transmit({k % 2 ? Dir::East : Dir::Ramp}));
+  test::expect_error<RouteError>([&] { w2.mesh().set_switch({0, 0}, kC, four); }, {"5 switch positions", "at most 4"});
+  // WSE-3 takes a position naming both sides.
+  Wafer w3(test::wse3(), {2, 1});
+  w3.mesh().set_route({0, 0}, kC, Route::make(Dir::Ramp, {Dir::East}));
+  EXPECT_NO_THROW(w3.mesh().set_switch({0, 0}, kC, ColourSwitchConfig{}.then(SwitchPosition::both(Dir::West, {Dir::East}))));
+}
+
+TEST(RouterSwitch, ARouterHoldsAtMostThreeFilters) {
+  Wafer w(test::wse2(), {1, 1});
+  w.mesh().add_ingress({0, 0}, Dir::West);
+  for (Colour c = 0; c < 4; ++c) w.mesh().set_route({0, 0}, c, Route::make(Dir::West, {Dir::Ramp}));
+  for (Colour c = 0; c < 3; ++c) w.mesh().set_filter({0, 0}, c, CounterFilter::window(0, 1, 2));
+  test::expect_error<RouteError>([&] { w.mesh().set_filter({0, 0}, 3, CounterFilter::window(0, 1, 2)); },
+                                 {"colour 3", "4th counter filter", "wse2 PE has 3"});
+}
+
+// A stream of 12 wavelets multicast along a row of three PEs; each router's filter hands its PE
+// one window of four, the way the SDK's shift bundles pick a destination's words.
+TEST(RouterSwitch, CounterFiltersHandEachPeItsWindow) {
+  Wafer w(test::spec(1), {3, 1});
+  Mesh& m = w.mesh();
+  IngressPort& in = m.add_ingress({0, 0}, Dir::West);
+  for (uint32_t k = 0; k < 12; ++k) in.enqueue(Wavelet{100 + k, kC});
+  test::Recorder rec;
+  for (uint32_t x = 0; x < 3; ++x) {
+    m.set_route({x, 0}, kC, Route::make(Dir::West, x < 2 ? std::initializer_list<Dir>{Dir::Ramp, Dir::East} : std::initializer_list<Dir>{Dir::Ramp}));
+    m.set_filter({x, 0}, kC, CounterFilter::window(4 * x, 4, 12));
+    rec.install(w, {x, 0}, 12);
+  }
+  w.finalize(1);
+  w.run(10'000);
+  for (uint32_t x = 0; x < 3; ++x)
+    EXPECT_EQ(test::Recorder::received(w, {x, 0}), (std::vector<uint32_t>{100 + 4 * x, 101 + 4 * x, 102 + 4 * x, 103 + 4 * x}))
+        << "PE " << x;
+}
+
+// PE (0,0) sends 3 values east, a control wavelet, then 3 more. (1,0) relays east at first; its
+// switch's next position delivers to its PE. The control wavelet passes (1,0), which applies it
+// once it has forwarded it, and stops at (2,0), whose route delivers to its PE: (2,0) gets the
+// first three, (1,0) the last three.
+void data_control_data(PeContext& ctx) {
+  float* v = ctx.at<float>(64u);
+  ctx.fmovs(fabout(kC, 3), ctx.mem(v, 3));
+  ctx.send_control(kC, control_payload(SwitchCommand::Advance));
+  ctx.fmovs(fabout(kC, 3), ctx.mem(v + 3, 3));
+}
+
+TEST(RouterSwitch, AControlWaveletAdvancesTheSwitchesItPassesAndStopsAtTheRamp) {
+  Wafer w(test::wse2(), {3, 1});
+  Mesh& m = w.mesh();
+  m.set_route({0, 0}, kC, Route::make(Dir::Ramp, {Dir::East}));
+  m.set_route({1, 0}, kC, Route::make(Dir::West, {Dir::East}));
+  m.set_switch({1, 0}, kC, ColourSwitchConfig{}.then(SwitchPosition::transmit({Dir::Ramp})));
+  m.set_route({2, 0}, kC, Route::make(Dir::West, {Dir::Ramp}));
+  Program p;
+  p.name = "sender";
+  p.start_task = p.local(data_control_data);
+  w.load({0, 0}, &p);
+  w.allocate({0, 0}, "v", 64 + 24);
+  for (int i = 0; i < 6; ++i) reinterpret_cast<float*>(w.pe({0, 0}).sram.base() + 64)[i] = float(i);
+  test::Recorder rec;
+  rec.install(w, {1, 0}, 8);
+  rec.install(w, {2, 0}, 8);
+  w.finalize(1);
+  w.run(10'000);
+  auto floats = [](std::vector<uint32_t> v) {
+    std::vector<float> f;
+    for (uint32_t x : v) f.push_back(std::bit_cast<float>(x));
+    return f;
+  };
+  EXPECT_EQ(floats(test::Recorder::received(w, {2, 0})), (std::vector<float>{0, 1, 2}));
+  EXPECT_EQ(floats(test::Recorder::received(w, {1, 0})), (std::vector<float>{3, 4, 5}));
+  EXPECT_EQ(w.mesh().router(1)->lane_ext(kC)->advances, 1u);
+  EXPECT_EQ(w.pe({2, 0}).counters.wavelets_in, 4u);  // three data and the control, which the CE drops
+  EXPECT_EQ(w.pe({2, 0}).counters.tasks, 3u);
+}
+
+// .advance_switch: the last wavelet of the first send turns the sender's own router from east to
+// south, so the second send goes south. Nobody else sees a switch command.
+void east_then_south(PeContext& ctx) {
+  float* v = ctx.at<float>(64u);
+  ctx.fmovs(fabout(kC, 2, {.advance_switch = true}), ctx.mem(v, 2));
+  ctx.fmovs(fabout(kC, 2), ctx.mem(v + 2, 2));
+}
+
+TEST(RouterSwitch, AdvanceSwitchOnTheLastWaveletTurnsOnlyTheSendersRouter) {
+  Wafer w(test::wse2(), {2, 2});
+  Mesh& m = w.mesh();
+  m.set_route({0, 0}, kC, Route::make(Dir::Ramp, {Dir::East}));
+  m.set_switch({0, 0}, kC, ColourSwitchConfig{}.then(SwitchPosition::transmit({Dir::South})));
+  m.set_route({1, 0}, kC, Route::make(Dir::West, {Dir::Ramp}));
+  m.set_route({0, 1}, kC, Route::make(Dir::North, {Dir::Ramp}));
+  Program p;
+  p.name = "sender";
+  p.start_task = p.local(east_then_south);
+  w.load({0, 0}, &p);
+  w.allocate({0, 0}, "v", 64 + 16);
+  for (int i = 0; i < 4; ++i) reinterpret_cast<float*>(w.pe({0, 0}).sram.base() + 64)[i] = float(10 + i);
+  test::Recorder rec;
+  rec.install(w, {1, 0}, 4);
+  rec.install(w, {0, 1}, 4);
+  w.finalize(1);
+  w.run(10'000);
+  auto east = test::Recorder::received(w, {1, 0}), south = test::Recorder::received(w, {0, 1});
+  ASSERT_EQ(east.size(), 2u);
+  ASSERT_EQ(south.size(), 2u);
+  EXPECT_EQ(std::bit_cast<float>(east[1]), 11.0f);
+  EXPECT_EQ(std::bit_cast<float>(south[0]), 12.0f);
+}
+
+// A ring-mode switch wraps from its last position to the base route; outside ring mode an advance
+// past the last position is a no-op.
+TEST(RouterSwitch, RingModeWrapsAndTheLastPositionStays) {
+  for (bool ring : {false, true}) {
+    Wafer w(test::wse2(), {2, 2});
+    Mesh& m = w.mesh();
+    m.set_route({0, 0}, kC, Route::make(Dir::Ramp, {Dir::East}));
+    ColourSwitchConfig cfg;
+    cfg.then(SwitchPosition::transmit({Dir::South}));
+    cfg.ring_mode = ring;
+    m.set_switch({0, 0}, kC, cfg);
+    m.set_route({1, 0}, kC, Route::make(Dir::West, {Dir::Ramp}));
+    m.set_route({0, 1}, kC, Route::make(Dir::North, {Dir::Ramp}));
+    Program p;
+    p.name = "sender";
+    // Three single-wavelet sends, each advancing: east, south, then east (ring) or south.
+    p.start_task = p.local([](PeContext& ctx) {
+      for (int k = 0; k < 3; ++k) ctx.fmovs(fabout(kC, 1, {.advance_switch = true}), scalar_f32(float(k)));
+    });
+    w.load({0, 0}, &p);
+    test::Recorder rec;
+    rec.install(w, {1, 0}, 4);
+    rec.install(w, {0, 1}, 4);
+    w.finalize(1);
+    w.run(10'000);
+    EXPECT_EQ(test::Recorder::received(w, {1, 0}).size(), ring ? 2u : 1u) << ring;
+    EXPECT_EQ(test::Recorder::received(w, {0, 1}).size(), ring ? 1u : 2u) << ring;
+  }
+}
+
+}  // namespace
+}  // namespace wse
