@@ -84,6 +84,11 @@ void Mesh::set_filter(Coord tile, Colour colour, const CounterFilter& f) {
   e.counter = f.init_counter;
 }
 
+void Mesh::clear_filter(Coord tile, Colour colour) {
+  Router* r = shape_.contains(tile.x, tile.y) ? routers_[shape_.id(tile)].get() : nullptr;
+  if (LaneExt* e = r ? r->lane_ext(colour) : nullptr) e->has_filter = false, e->counter = 0;
+}
+
 void Mesh::reset_switches() {
   for (auto& r : routers_)
     if (r) r->reset_switches();

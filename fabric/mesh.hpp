@@ -32,6 +32,7 @@ class Mesh {
   // A counter filter on a colour routed at `tile` to its PE. Throws RouteError beyond the spec's
   // filters per router.
   void set_filter(Coord tile, Colour colour, const CounterFilter& filter);
+  void clear_filter(Coord tile, Colour colour);
   // Back to every colour's base route and every filter's initial count (before a new kernel run).
   void reset_switches();
   IngressPort& add_ingress(Coord tile, Dir side);

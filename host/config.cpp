@@ -194,7 +194,8 @@ void load_train_fields(TrainConfig& t, const YAML::Node& root, const std::string
   }
   if (YAML::Node tr = root["training"]) {
     check_keys(tr, where, "training",
-               {"batch_size", "num_csx", "epochs", "max_steps", "log_every", "checkpoint_every", "checkpoint_dir", "resume_from"});
+               {"batch_size", "num_csx", "epochs", "max_steps", "log_every", "checkpoint_every", "checkpoint_dir", "resume_from",
+                "precision", "loss_scale"});
     if (tr["batch_size"]) t.batch_size = uint32_t(positive(tr["batch_size"], where, "training.batch_size", 1u << 20));
     if (tr["num_csx"]) t.num_csx = uint32_t(positive(tr["num_csx"], where, "training.num_csx", 64));
     if (tr["epochs"]) t.epochs = uint32_t(positive(tr["epochs"], where, "training.epochs", 1000));
@@ -203,6 +204,13 @@ void load_train_fields(TrainConfig& t, const YAML::Node& root, const std::string
     if (tr["checkpoint_every"]) t.checkpoint_every = uint32_t(count(tr["checkpoint_every"], where, "training.checkpoint_every", 1u << 30));
     if (tr["checkpoint_dir"]) t.checkpoint_dir = scalar<std::string>(tr["checkpoint_dir"], where, "training.checkpoint_dir", "a directory");
     if (tr["resume_from"]) t.resume_from = scalar<std::string>(tr["resume_from"], where, "training.resume_from", "a checkpoint file");
+    if (tr["precision"]) {
+      const std::string p = scalar<std::string>(tr["precision"], where, "training.precision", "fp32 or mixed");
+      if (p != "fp32" && p != "mixed") throw ConfigError(where + ": field 'training.precision': expected fp32 or mixed, got '" + p + "'");
+      t.mixed = p == "mixed";
+    }
+    t.loss_scale = t.mixed ? 128.0f : 1.0f;
+    if (tr["loss_scale"]) t.loss_scale = number(tr["loss_scale"], where, "training.loss_scale", 1.0 / 65536, 65536);
   }
   if (YAML::Node o = root["optimizer"]) {
     check_keys(o, where, "optimizer", {"kind", "lr", "momentum", "beta1", "beta2", "eps", "weight_decay"});
@@ -251,6 +259,8 @@ void load_train_fields(TrainConfig& t, const YAML::Node& root, const std::string
   }
   if (t.memoryx.sparsity.enabled && !encoding_given)
     t.memoryx.encoding = StreamEncoding::Sparse;  // a sparse model is streamed sparse: zeros are never sent
+  if (t.mixed && t.memoryx.encoding == StreamEncoding::Dense)
+    t.memoryx.encoding = StreamEncoding::DenseHalf;  // mixed precision: two fp16 weights per wavelet
 }
 
 }  // namespace

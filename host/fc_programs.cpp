@@ -1,214 +1,261 @@
 #include "host/fc_programs.hpp"
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 
+#include "memoryx/weight_stream.hpp"
 #include "pe/pe.hpp"
 
 namespace wse {
 
 namespace {
 
-constexpr uint8_t kDwDriverTask = 1;
+constexpr uint8_t kFinishRow = 1;  // forward, east-most: the row's sums are complete
+constexpr uint8_t kKeepSlice = 2;  // forward, mixed: the N-slice arrived, make it fp16
+constexpr uint8_t kDwSent = 1;     // backward: a dW block has left
 
 FcVars& vars(PeContext& ctx) { return *ctx.at<FcVars>(0u); }
-float* f32(PeContext& ctx, uint32_t off) { return ctx.at<float>(off); }
 bool east_most(const FcVars& v) { return v.col + 1 == v.q; }
+uint32_t act_bytes(const FcVars& v) { return v.mixed ? 2 : 4; }
 
-// ---- the partial-sum chain east (forward y, backward dx) ----
+// Activations and dZ are fp16 in mixed precision, fp32 otherwise.
+float act_read(PeContext& ctx, const FcVars& v, uint32_t off, uint32_t i) {
+  if (v.mixed) return float(ctx.at<_Float16>(off)[i]);
+  return ctx.at<float>(off)[i];
+}
+void act_write(PeContext& ctx, const FcVars& v, uint32_t off, uint32_t i, float x) {
+  if (v.mixed) ctx.at<_Float16>(off)[i] = _Float16(x);
+  else ctx.at<float>(off)[i] = x;
+}
+// A move of n activations (memory or fabric; on the fabric one per wavelet).
+void act_move(PeContext& ctx, const FcVars& v, Dsd dst, Dsd src, OpOptions o = {}) {
+  if (v.mixed) ctx.fmovh(dst, src, o);
+  else ctx.fmovs(dst, src, o);
+}
+Dsd act_mem(const FcVars& v, uint32_t off, uint32_t first, uint32_t n) { return mem1d(off + first * act_bytes(v), n); }
+Dsd f32_mem(uint32_t off, uint32_t first, uint32_t n) { return mem1d(off + first * 4, n); }
 
-// The east-most PE has the full sums in `acc`: finish the layer (forward) or the dX (backward).
-void finish_row(PeContext& ctx, FcVars& v);
-
-void own_stream_done(PeContext& ctx, FcVars& v) {
-  v.weights_done = 1;
-  float* acc = f32(ctx, v.acc);
-  if (v.col == 0) {  // the chain starts here
-    if (east_most(v)) finish_row(ctx, v);
-    else ctx.send(chain_colour(v.col), acc, v.chain_total);
-    return;
-  }
-  // Elements that arrived before this PE's own weights ended: add them in one vector op.
-  if (v.stash_n) {
-    ctx.add(acc, f32(ctx, v.stash), v.stash_n);
-    if (!east_most(v)) {
-      ctx.send(chain_colour(v.col), acc, v.stash_n);
-    } else if ((v.chain_done += v.stash_n) == v.chain_total) {
-      finish_row(ctx, v);
-    }
-  }
+// acc[row][:] += w * vec[col][:] over the batch rows (fp32 sums; fp16 operands in mixed).
+void axpy(PeContext& ctx, const FcVars& v, uint32_t acc, uint32_t row, uint32_t vec, uint32_t col, float w) {
+  const Dsd y = f32_mem(acc, row * v.br, v.br);
+  if (v.mixed) ctx.fmachs(y, y, act_mem(v, vec, col * v.br, v.br), _Float16(w));
+  else ctx.fmacs(y, y, act_mem(v, vec, col * v.br, v.br), w);
 }
 
-// Chain elements arrive in order; those that come before this PE's own weights are done wait in
-// the stash (they would otherwise be passed on without this PE's share).
-void on_chain(PeContext& ctx, Wavelet w) {
-  FcVars& v = vars(ctx);
-  const uint32_t e = v.chain_arrived++;
-  ctx.elementwise(1);
-  if (!v.weights_done) {
-    f32(ctx, v.stash)[e] = w.as_f32();
-    v.stash_n = e + 1;
-    return;
-  }
-  float* acc = f32(ctx, v.acc);
-  acc[e] += w.as_f32();
-  if (!east_most(v)) ctx.send(chain_colour(v.col), acc + e, 1);
-  else if (++v.chain_done == v.chain_total) finish_row(ctx, v);
-}
-
-// ---- weights ----
-
-void on_weight(PeContext& ctx, Wavelet w) {
-  FcVars& v = vars(ctx);
+// Calls fn(position, value) for each weight a wavelet carries; true once the stream is done.
+template <class Fn>
+bool for_weights(FcVars& v, Wavelet w, Fn&& fn) {
   if (!v.have_header) {
     v.have_header = 1;
     v.w_expected = w.payload;
     v.w_seen = 0;
-    if (v.w_expected == 0) own_stream_done(ctx, v);
-    return;
+    return v.w_expected == 0;
   }
-  uint32_t pos;
-  float value;
-  if (v.sparse) {
-    pos = w.sparse_index();
-    value = float(w.sparse_value());
-  } else {
-    pos = v.w_seen;
-    value = w.as_f32();
+  switch (StreamEncoding(v.encoding)) {
+    case StreamEncoding::Dense: fn(v.w_seen++, w.as_f32()); break;
+    case StreamEncoding::Sparse: fn(w.sparse_index(), float(w.sparse_value())), ++v.w_seen; break;
+    case StreamEncoding::DenseHalf:
+      fn(v.w_seen++, float(w.lo_f16()));
+      if (v.w_seen < v.w_expected) fn(v.w_seen++, float(w.hi_f16()));
+      break;
   }
-  float* acc = f32(ctx, v.acc);
-  if (!v.backward) {
-    // Row k0 + pos / n_out of W, output column pos % n_out: y[:, n] += w * x[:, k].
-    const uint32_t kk = pos / v.n_out, n = pos % v.n_out;
-    ctx.fmac(acc + size_t(n) * v.br, f32(ctx, v.x_cm) + size_t(kk) * v.br, value, v.br);
-  } else {
-    // Column n0 + pos / k_in of W, row pos % k_in: dx[:, k] += w * dz[:, n].
-    const uint32_t n = v.n0 + pos / v.k_in, k = pos % v.k_in;
-    ctx.fmac(acc + size_t(k) * v.br, f32(ctx, v.dz) + size_t(n) * v.br, value, v.br);
-  }
-  if (++v.w_seen == v.w_expected) own_stream_done(ctx, v);
+  return v.w_seen == v.w_expected;
 }
 
-// ---- the east-most PE and the broadcast west ----
+// ---- forward ----
 
-void keep_slice(PeContext& ctx, FcVars& v, uint32_t e, float value) {
-  const uint32_t n = e / v.br, b = e % v.br;
-  if (n < v.n0 || n >= v.n0 + v.ns) return;
-  f32(ctx, v.out_cm)[size_t(n - v.n0) * v.br + b] = value;
-  f32(ctx, v.out_rm)[size_t(b) * v.out_ks + (n - v.n0)] = value;
-  ctx.elementwise(2);
+// The partial sums east: the first column sends its own, the others add theirs to the stream
+// from the west as it passes; the east-most adds into memory and finishes the row.
+void forward_weights_done(PeContext& ctx, FcVars& v) {
+  const uint32_t total = v.n_out * v.br;
+  const Dsd acc = f32_mem(v.acc, 0, total);
+  if (v.q == 1) {
+    ctx.activate(kFinishRow);
+  } else if (v.col == 0) {
+    ctx.fmovs(fabout(chain_colour(v.col), total), acc);
+  } else if (east_most(v)) {
+    ctx.fadds(acc, acc, fabin(chain_colour(v.col - 1), total));
+    ctx.activate(kFinishRow);
+  } else {
+    ctx.fadds(fabout(chain_colour(v.col), total), acc, fabin(chain_colour(v.col - 1), total));
+  }
 }
 
-void finish_row(PeContext& ctx, FcVars& v) {
-  float* full = f32(ctx, v.acc);
-  const uint32_t total = v.chain_total;
-  if (v.backward) {
-    // dZ of the layer below = dX masked by where its ReLU was active.
-    const float* a = f32(ctx, v.act_prev);
-    float* dz = f32(ctx, v.dz_prev);
-    for (uint32_t e = 0; e < total; ++e) dz[e] = a[e] > 0.0f ? full[e] : 0.0f;
-    ctx.elementwise(total);
-    if (v.q > 1) ctx.send(kBroadcastColour, dz, total);
-    return;
-  }
-  if (!v.last_layer) {
-    float* a = f32(ctx, v.act);
-    for (uint32_t e = 0; e < total; ++e) a[e] = full[e] > 0.0f ? full[e] : 0.0f;
-    ctx.elementwise(total);
-    for (uint32_t e = 0; e < total; ++e) keep_slice(ctx, v, e, a[e]);
-    if (v.q > 1) ctx.send(kBroadcastColour, a, total);
-    return;
-  }
-  // Softmax cross-entropy per batch row; dZ = (softmax - onehot) / global batch.
-  float* dz = f32(ctx, v.dz);
+void forward_weight(PeContext& ctx, Wavelet w) {
+  FcVars& v = vars(ctx);
+  const bool done = for_weights(v, w, [&](uint32_t pos, float value) {
+    // Row k0 + pos / n_out of W, output column pos % n_out: y[n][:] += w * x[k][:].
+    axpy(ctx, v, v.acc, pos % v.n_out, v.x, pos / v.n_out, value);
+  });
+  if (done) forward_weights_done(ctx, v);
+}
+
+// Softmax cross-entropy per batch row; dZ = (softmax - onehot) / global batch * loss scale.
+void loss_and_dz(PeContext& ctx, FcVars& v) {
+  const float* y = ctx.at<float>(v.acc);
   const uint32_t* labels = ctx.at<uint32_t>(v.labels);
-  float* out = f32(ctx, v.act);  // per row: loss, predicted class
+  float* out = ctx.at<float>(v.out);  // per row: loss, predicted class
   for (uint32_t b = 0; b < v.br; ++b) {
-    float m = full[b];
+    float m = y[b];
     uint32_t arg = 0;
     for (uint32_t n = 1; n < v.n_out; ++n)
-      if (full[n * v.br + b] > m) m = full[n * v.br + b], arg = n;
+      if (y[n * v.br + b] > m) m = y[n * v.br + b], arg = n;
     double sum = 0;
-    for (uint32_t n = 0; n < v.n_out; ++n) sum += std::exp(double(full[n * v.br + b] - m));
+    for (uint32_t n = 0; n < v.n_out; ++n) sum += std::exp(double(y[n * v.br + b] - m));
     const double log_sum = std::log(sum) + m;
     for (uint32_t n = 0; n < v.n_out; ++n) {
-      double p = std::exp(double(full[n * v.br + b]) - log_sum);
-      dz[n * v.br + b] = float((p - (n == labels[b] ? 1.0 : 0.0)) / double(v.global_batch));
+      const double p = std::exp(double(y[n * v.br + b]) - log_sum);
+      act_write(ctx, v, v.dz, n * v.br + b, float((p - (n == labels[b] ? 1.0 : 0.0)) / double(v.global_batch) * v.loss_scale));
     }
-    out[2 * b] = float(log_sum - double(full[labels[b] * v.br + b]));
+    out[2 * b] = float(log_sum - double(y[labels[b] * v.br + b]));
     reinterpret_cast<uint32_t*>(out)[2 * b + 1] = arg;
   }
-  ctx.elementwise(4 * total);
-  ctx.send(kLossColour, out, 2 * v.br);
-  if (v.q > 1) ctx.send(kBroadcastColour, dz, total);
+  ctx.elementwise(4 * v.n_out * v.br);
 }
 
-void on_broadcast(PeContext& ctx, Wavelet w) {
+void finish_row(PeContext& ctx) {
   FcVars& v = vars(ctx);
-  const uint32_t e = v.bcast_seen++;
-  if (v.backward) {
-    f32(ctx, v.dz_prev)[e] = w.as_f32();
-    ctx.elementwise(1);
-  } else if (v.last_layer) {
-    f32(ctx, v.dz)[e] = w.as_f32();
-    ctx.elementwise(1);
+  const uint32_t total = v.n_out * v.br;
+  const Dsd acc = f32_mem(v.acc, 0, total);
+  if (!v.last_layer) {
+    ctx.fmaxs(acc, acc, scalar_f32(0.0f));  // ReLU
+    // Its own N-slice becomes its next input; the rest goes west (each PE's filter keeps its own).
+    const Dsd own = f32_mem(v.acc, v.n0 * v.br, v.ns * v.br);
+    if (v.mixed) ctx.fs2h(act_mem(v, v.x_next, 0, v.ns * v.br), own);
+    else ctx.fmovs(act_mem(v, v.x_next, 0, v.ns * v.br), own);
+    if (v.q > 1) ctx.fmovs(fabout(kBroadcastColour, total), acc);
+    return;
+  }
+  loss_and_dz(ctx, v);
+  ctx.fmovs(fabout(kLossColour, 2 * v.br), f32_mem(v.out, 0, 2 * v.br));
+  if (v.q > 1) act_move(ctx, v, fabout(kDzColour, total), act_mem(v, v.dz, 0, total));
+}
+
+// Every PE but the east-most takes what the east-most broadcasts, on a microthread, while its
+// main thread works through the weights.
+void forward_start(PeContext& ctx) {
+  FcVars& v = vars(ctx);
+  if (east_most(v)) return;
+  if (!v.last_layer) {
+    if (!v.ns) return;
+    const uint32_t n = v.ns * v.br;
+    if (v.mixed) ctx.fmovs(f32_mem(v.stage, 0, n), fabin(kBroadcastColour, n), {.async = true, .activate = TaskRef::local(kKeepSlice)});
+    else ctx.fmovs(f32_mem(v.x_next, 0, n), fabin(kBroadcastColour, n), {.async = true});
+    return;
+  }
+  const uint32_t total = v.n_out * v.br;
+  act_move(ctx, v, act_mem(v, v.dz, 0, total), fabin(kDzColour, total), {.async = true});
+}
+
+void keep_slice(PeContext& ctx) {
+  FcVars& v = vars(ctx);
+  ctx.fs2h(act_mem(v, v.x_next, 0, v.ns * v.br), f32_mem(v.stage, 0, v.ns * v.br));
+}
+
+// ---- backward ----
+
+// Streams dW block `buf` down the column on a microthread: the top row sends its own partial
+// sums, every other row adds its own to the block arriving from the row above.
+void send_dw_block(PeContext& ctx, FcVars& v, uint32_t buf, uint32_t len) {
+  const Dsd block = f32_mem(v.dwp, buf * kDwBlock, len);
+  const OpOptions async{.async = true, .activate = TaskRef::local(kDwSent)};
+  if (v.row == 0) ctx.fmovs(fabout(dw_colour(v.row), len), block, async);
+  else ctx.fadds(fabout(dw_colour(v.row), len), block, fabin(dw_colour(v.row - 1), len), async);
+  v.dw_sending = 1;
+}
+
+// The current block is full (or the stream ended): send it if the other block has left,
+// otherwise hold the weights back until it has.
+void dw_block_full(PeContext& ctx, FcVars& v) {
+  if (!v.dw_sending) {
+    send_dw_block(ctx, v, v.dw_cur, v.dw_fill);
+    v.dw_cur ^= 1, v.dw_fill = 0;
+    return;
+  }
+  v.dw_pending = 1, v.dw_pending_len = v.dw_fill;
+  ctx.block(TaskRef::data(kWeightColour));
+}
+
+void dw_sent(PeContext& ctx) {
+  FcVars& v = vars(ctx);
+  v.dw_sending = 0;
+  if (!v.dw_pending) return;
+  v.dw_pending = 0;
+  send_dw_block(ctx, v, v.dw_cur, v.dw_pending_len);
+  v.dw_cur ^= 1, v.dw_fill = 0;
+  ctx.unblock(TaskRef::data(kWeightColour));
+}
+
+// dZ of the layer below: this PE's dX slice masked by where that layer's ReLU was active (its
+// own input here > 0), then gathered along the row and broadcast west, so every PE has it whole.
+void finish_dx(PeContext& ctx, FcVars& v) {
+  const uint32_t total = v.k_in * v.br, prefix = v.k0 * v.br, own = v.kn * v.br;
+  const float* dx = ctx.at<float>(v.acc);
+  for (uint32_t i = 0; i < own; ++i) act_write(ctx, v, v.dz_prev, prefix + i, act_read(ctx, v, v.x, i) > 0.0f ? dx[i] : 0.0f);
+  ctx.elementwise(own);
+  if (v.q == 1) return;
+  const Dsd mine = act_mem(v, v.dz_prev, v.k0 * v.br, own);
+  if (v.col == 0) {
+    act_move(ctx, v, fabout(chain_colour(v.col), own), mine);
+  } else if (!east_most(v)) {
+    act_move(ctx, v, fabout(chain_colour(v.col), prefix), fabin(chain_colour(v.col - 1), prefix));
+    act_move(ctx, v, fabout(chain_colour(v.col), own), mine);
   } else {
-    keep_slice(ctx, v, e, w.as_f32());
+    act_move(ctx, v, act_mem(v, v.dz_prev, 0, prefix), fabin(chain_colour(v.col - 1), prefix));
+    act_move(ctx, v, fabout(kDzColour, total), act_mem(v, v.dz_prev, 0, total));
   }
 }
 
-// ---- dW down the columns ----
-
-// dw_own = sum over batch rows of x[b, K-slice] * dz[b, n].
-void own_dw(PeContext& ctx, FcVars& v) {
-  float* dw = f32(ctx, v.dw_own);
-  std::memset(dw, 0, size_t(v.ks) * 4);
-  ctx.elementwise(v.ks);
-  const float* x = f32(ctx, v.x_rm);
-  const float* dz = f32(ctx, v.dz) + size_t(v.dw_n) * v.br;
-  for (uint32_t b = 0; b < v.br; ++b) ctx.fmac(dw, x + size_t(b) * v.ks, dz[b], v.ks);
-}
-
-void dw_driver(PeContext& ctx) {  // top row: one output column n per activation
+void backward_weight(PeContext& ctx, Wavelet w) {
   FcVars& v = vars(ctx);
-  if (v.ks == 0 || v.dw_n == v.n_out) return;
-  own_dw(ctx, v);
-  ctx.send(dw_colour(v.row), f32(ctx, v.dw_own), v.ks);
-  if (++v.dw_n < v.n_out) ctx.activate(kDwDriverTask);
+  const bool done = for_weights(v, w, [&](uint32_t pos, float value) {
+    const uint32_t k = pos / v.n_out, n = pos % v.n_out;
+    if (v.has_dx && k < v.kn) axpy(ctx, v, v.acc, k, v.dz, n, value);  // dx[k][:] += w dz[n][:]
+    // dW[k][n] over this PE's batch rows: sum_b x[k][b] dz[n][b], one element at a time.
+    const Dsd p = f32_mem(v.dwp, v.dw_cur * kDwBlock + v.dw_fill, 1);
+    for (uint32_t b = 0; b < v.br; ++b) {
+      const Dsd a = b ? p : scalar_f32(0.0f);
+      const Dsd xb = act_mem(v, v.x, k * v.br + b, 1);
+      const float s = act_read(ctx, v, v.dz, n * v.br + b);
+      if (v.mixed) ctx.fmachs(p, a, xb, _Float16(s));
+      else ctx.fmacs(p, a, xb, s);
+    }
+    if (++v.dw_fill == kDwBlock) dw_block_full(ctx, v);
+  });
+  if (!done) return;
+  v.weights_done = 1;
+  if (v.dw_fill) dw_block_full(ctx, v);
+  if (v.has_dx) finish_dx(ctx, v);
 }
 
-void on_dw(PeContext& ctx, Wavelet w) {
-  FcVars& v = vars(ctx);
-  f32(ctx, v.dw_in)[v.dw_seen++] = w.as_f32();
-  ctx.elementwise(1);
-  if (v.dw_seen < v.ks) return;
-  v.dw_seen = 0;
-  own_dw(ctx, v);
-  ctx.add(f32(ctx, v.dw_own), f32(ctx, v.dw_in), v.ks);
-  ctx.send(dw_colour(v.row), f32(ctx, v.dw_own), v.ks);
-  ++v.dw_n;
-}
-
+// Every PE but the east-most takes the gathered dZ of the layer below on a microthread.
 void backward_start(PeContext& ctx) {
   FcVars& v = vars(ctx);
-  if (v.row == 0) dw_driver(ctx);
+  if (!v.has_dx || v.q == 1 || east_most(v)) return;
+  const uint32_t total = v.k_in * v.br;
+  act_move(ctx, v, act_mem(v, v.dz_prev, 0, total), fabin(kDzColour, total), {.async = true});
 }
 
 Program make_forward() {
   Program p;
   p.name = "fc_forward";
-  p.on(kWeightColour, on_weight).on(1, on_chain).on(2, on_chain).on(kBroadcastColour, on_broadcast);
+  p.on(kWeightColour, forward_weight, "weight");
+  p.start_task = p.local(forward_start, "start");
+  if (p.local(finish_row, "finish_row") != kFinishRow || p.local(keep_slice, "keep_slice") != kKeepSlice)
+    throw std::logic_error("fc_forward: task ids");
+  p.block(1).block(2).block(kBroadcastColour).block(kDzColour);
   return p;
 }
 
 Program make_backward() {
   Program p;
   p.name = "fc_backward";
-  p.on(kWeightColour, on_weight).on(1, on_chain).on(2, on_chain).on(kBroadcastColour, on_broadcast);
-  p.on(4, on_dw).on(5, on_dw);
-  p.start_task = p.local(backward_start);
-  if (p.local(dw_driver) != kDwDriverTask) throw std::logic_error("fc_backward: dW driver task id");
+  p.on(kWeightColour, backward_weight, "weight");
+  p.start_task = p.local(backward_start, "start");
+  if (p.local(dw_sent, "dw_sent") != kDwSent) throw std::logic_error("fc_backward: task ids");
+  p.block(1).block(2).block(4).block(5).block(kDzColour);
   return p;
 }
 

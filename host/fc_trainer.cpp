@@ -13,7 +13,7 @@ namespace wse {
 
 namespace {
 
-// Buffer names per layer: "x_cm0", "dz2", ...
+// Buffer names per layer: "x0", "dz2", ...
 std::string L(size_t l, const char* what) { return std::string(what) + std::to_string(l); }
 
 std::string layer_name(size_t l) { return FcTrainer::layer_name(l); }
@@ -29,7 +29,9 @@ nlohmann::json PassStats::to_json() const {
           {"memoryx_bytes", memoryx_bytes},
           {"stream_bound_cycles", stream_bound_cycles},
           {"compute_bound_cycles", compute_bound_cycles},
-          {"tail_cycles", tail_cycles}};
+          {"tail_cycles", tail_cycles},
+          {"weights_streamed", weights_streamed},
+          {"gradient_wavelets", gradient_wavelets}};
 }
 
 // ---- geometry of the mapping ----
@@ -45,63 +47,59 @@ struct Geom {
 };
 
 // The SRAM events of one PE, in the order a step runs them. `alloc(name, bytes)`, `free(name)`.
+// Activations and dZ ("act") are fp16 in mixed precision, fp32 otherwise; sums are fp32.
 struct SramSteps {
   const std::vector<uint32_t>& layers;
   const std::vector<Split>& features;
   Geom g;
+  bool mixed;
   std::function<void(const std::string&, uint32_t)> alloc;
   std::function<void(const std::string&)> free;
 
   size_t last() const { return layers.size() - 2; }
-  uint32_t ks(size_t l) const { return features[l].size(g.c) + (g.east() ? 1 : 0); }
+  uint32_t act() const { return mixed ? 2 : 4; }
+  uint32_t kn(size_t l) const { return features[l].size(g.c); }
+  uint32_t ks(size_t l) const { return kn(l) + (g.east() ? 1 : 0); }
+  uint32_t ns(size_t l) const { return features[l + 1].size(g.c); }
   uint32_t n_out(size_t l) const { return layers[l + 1]; }
   uint32_t k_in(size_t l) const { return layers[l]; }
 
   void step_start() {
-    alloc(L(0, "x_cm"), ks(0) * g.br * 4);
-    alloc(L(0, "x_rm"), ks(0) * g.br * 4);
+    alloc(L(0, "x"), ks(0) * g.br * act());
     if (g.east()) alloc("labels", g.br * 4);
   }
   void forward(size_t l) {
     alloc("acc", n_out(l) * g.br * 4);
-    if (g.c > 0) alloc("stash", n_out(l) * g.br * 4);
     if (l != last()) {
-      alloc(L(l + 1, "x_cm"), ks(l + 1) * g.br * 4);
-      alloc(L(l + 1, "x_rm"), ks(l + 1) * g.br * 4);
+      alloc(L(l + 1, "x"), ks(l + 1) * g.br * act());
+      if (mixed && !g.east() && ns(l)) alloc("stage", ns(l) * g.br * 4);
+    } else {
+      alloc(L(l, "dz"), n_out(l) * g.br * act());
+      if (g.east()) alloc("out", 2 * g.br * 4);
     }
-    if (g.east()) alloc(L(l, "act"), (l == last() ? 2 : n_out(l)) * g.br * 4);
-    if (l == last()) alloc(L(l, "dz"), n_out(l) * g.br * 4);
   }
   void after_forward(size_t l) {
     free("acc");
-    free("stash");
-    free(L(l, "x_cm"));
+    free("stage");
+    if (l == last()) free("out");
   }
   void backward(size_t l) {
-    if (ks(l)) alloc("dw_own", ks(l) * 4), alloc("dw_in", ks(l) * 4);
+    alloc("dwp", 2 * kDwBlock * 4);
     if (l > 0) {
-      alloc("acc", k_in(l) * g.br * 4);
-      if (g.c > 0) alloc("stash", k_in(l) * g.br * 4);
-      alloc(L(l - 1, "dz"), k_in(l) * g.br * 4);
+      alloc("acc", kn(l) * g.br * 4);
+      alloc(L(l - 1, "dz"), k_in(l) * g.br * act());
     }
   }
   void after_backward(size_t l) {
-    for (const char* n : {"acc", "stash", "dw_own", "dw_in"}) free(n);
+    for (const char* n : {"acc", "dwp"}) free(n);
     free(L(l, "dz"));
-    free(L(l, "x_rm"));
-    if (g.east()) {
-      if (l == last()) free(L(l, "act"));
-      if (l > 0) free(L(l - 1, "act"));
-    }
+    free(L(l, "x"));
     if (l == 0 && g.east()) free("labels");
   }
   void after_eval() {
     free(L(last(), "dz"));
-    for (size_t l = 0; l <= last(); ++l) free(L(l, "x_rm"));
-    if (g.east()) {
-      for (size_t l = 0; l <= last(); ++l) free(L(l, "act"));
-      free("labels");
-    }
+    for (size_t l = 0; l <= last(); ++l) free(L(l, "x"));
+    if (g.east()) free("labels");
   }
   void whole_step() {
     step_start();
@@ -128,11 +126,12 @@ FcTrainer::FcTrainer(const RunConfig& cfg, unsigned threads) : cfg_(cfg), thread
   for (uint32_t f : t.layers) features_.push_back({f, q_});
   if (t.memoryx.encoding == StreamEncoding::Sparse) {
     for (size_t l = 0; l + 1 < t.layers.size(); ++l) {
-      const uint64_t fwd = uint64_t(features_[l].size(q_ - 1) + 1) * t.layers[l + 1];
-      const uint64_t bwd = uint64_t(features_[l + 1].size(q_ - 1)) * t.layers[l];
-      if (std::max(fwd, bwd) > 65536)
+      uint64_t positions = 0;  // both passes stream a column's K-slice rows
+      for (uint32_t c = 0; c < q_; ++c)
+        positions = std::max(positions, uint64_t(features_[l].size(c) + (c + 1 == q_ ? 1 : 0)) * t.layers[l + 1]);
+      if (positions > 65536)
         throw ConfigError(where + ": layer " + layer_name(l) + " (" + std::to_string(t.layers[l]) + " -> " + std::to_string(t.layers[l + 1]) +
-                          "): a column's weight slice has " + std::to_string(std::max(fwd, bwd)) +
+                          "): a column's weight slice has " + std::to_string(positions) +
                           " positions, beyond the 16-bit index of a sparse wavelet; use more PE columns (mesh.width)");
     }
   }
@@ -162,9 +161,11 @@ FcTrainer::FcTrainer(const RunConfig& cfg, unsigned threads) : cfg_(cfg), thread
         if (c + 1 < q_) m.set_route({c, r}, chain_colour(c), Route::make(Dir::Ramp, {Dir::East}));
         if (c > 0) m.set_route({c, r}, chain_colour(c - 1), Route::make(Dir::West, {Dir::Ramp}));
         if (q_ > 1) {
-          if (c + 1 == q_) m.set_route({c, r}, kBroadcastColour, Route::make(Dir::Ramp, {Dir::West}));
-          else if (c > 0) m.set_route({c, r}, kBroadcastColour, Route::make(Dir::East, {Dir::Ramp, Dir::West}));
-          else m.set_route({c, r}, kBroadcastColour, Route::make(Dir::East, {Dir::Ramp}));
+          for (Colour bc : {kBroadcastColour, kDzColour}) {
+            if (c + 1 == q_) m.set_route({c, r}, bc, Route::make(Dir::Ramp, {Dir::West}));
+            else if (c > 0) m.set_route({c, r}, bc, Route::make(Dir::East, {Dir::Ramp, Dir::West}));
+            else m.set_route({c, r}, bc, Route::make(Dir::East, {Dir::Ramp}));
+          }
         }
         m.set_route({c, r}, dw_colour(r), Route::make(Dir::Ramp, {Dir::South}));
         if (r > 0) m.set_route({c, r}, dw_colour(r - 1), Route::make(Dir::North, {Dir::Ramp}));
@@ -190,7 +191,7 @@ void FcTrainer::check_sram_plan() const {
     Sram sram;
     sram.bind(nullptr, capacity);
     std::string phase;
-    SramSteps steps{cfg_.train.layers, features_, Geom{r, c, p_, q_, br, 0},
+    SramSteps steps{cfg_.train.layers, features_, Geom{r, c, p_, q_, br, 0}, cfg_.train.mixed,
                     [&](const std::string& n, uint32_t bytes) { sram.allocate({c, r}, names, names.intern(n), bytes); },
                     [&](const std::string& n) { sram.free(names.intern(n)); }};
     try {
@@ -244,12 +245,13 @@ nlohmann::json FcTrainer::mesh_program() const {
   j["layers"] = layers;
   j["colours"] = {
       {{"colour", kWeightColour}, {"carries", "weights, north ingress -> down each column (multicast to every PE)"}},
-      {{"colour", 1}, {"carries", "partial sums east from even columns"}},
-      {{"colour", 2}, {"carries", "partial sums east from odd columns"}},
-      {{"colour", kBroadcastColour}, {"carries", "east-most PE -> west along the row: activations / dZ"}},
-      {{"colour", 4}, {"carries", "dW partial sums south from even rows"}},
-      {{"colour", 5}, {"carries", "dW partial sums south from odd rows"}},
-      {{"colour", kLossColour}, {"carries", "loss and prediction per sample, east-most PE -> east egress"}}};
+      {{"colour", 1}, {"carries", "east from even columns: forward partial sums; backward, the gathered dZ slices"}},
+      {{"colour", 2}, {"carries", "east from odd columns: forward partial sums; backward, the gathered dZ slices"}},
+      {{"colour", kBroadcastColour}, {"carries", "east-most PE -> west along the row: activations, each PE's filter keeps its N-slice"}},
+      {{"colour", 4}, {"carries", "dW partial sums south from even rows, one per streamed weight"}},
+      {{"colour", 5}, {"carries", "dW partial sums south from odd rows, one per streamed weight"}},
+      {{"colour", kLossColour}, {"carries", "loss and prediction per sample, east-most PE -> east egress"}},
+      {{"colour", kDzColour}, {"carries", "east-most PE -> west along the row: dZ, whole"}}};
   nlohmann::json routes = nlohmann::json::array();
   const Mesh& m = wafers_[0]->mesh();
   for (TileId t = 0; t < m.shape().tiles(); ++t) {
@@ -273,7 +275,7 @@ nlohmann::json FcTrainer::mesh_program() const {
       Sram sram;
       sram.bind(nullptr, cfg_.machine.sram_bytes_per_pe);
       sram.allocate({c, r}, names, names.intern("vars"), sizeof(FcVars));
-      SramSteps steps{cfg_.train.layers, features_, Geom{r, c, p_, q_, rows_.size(r), rows_.begin(r)},
+      SramSteps steps{cfg_.train.layers, features_, Geom{r, c, p_, q_, rows_.size(r), rows_.begin(r)}, cfg_.train.mixed,
                       [&](const std::string& n, uint32_t bytes) { sram.allocate({c, r}, names, names.intern(n), bytes); },
                       [&](const std::string& n) { sram.free(names.intern(n)); }};
       steps.whole_step();
@@ -304,23 +306,24 @@ struct Buffers {
 void FcTrainer::load_inputs(uint32_t w, const float* x, const uint8_t* labels) {
   Wafer& wafer = *wafers_[w];
   const uint32_t features = cfg_.train.layers[0];
+  const bool mixed = cfg_.train.mixed;
   for (uint32_t r = 0; r < p_; ++r) {
     for (uint32_t c = 0; c < q_; ++c) {
       const Coord pe{c, r};
       Geom g{r, c, p_, q_, rows_.size(r), rows_.begin(r)};
-      SramSteps steps{cfg_.train.layers, features_, g,
+      SramSteps steps{cfg_.train.layers, features_, g, mixed,
                       [&](const std::string& n, uint32_t bytes) { wafer.allocate(pe, n, bytes); }, [](const std::string&) {}};
       steps.step_start();
       Buffers buf{wafer, pe};
-      float* cm = buf.f32(L(0, "x_cm"));
-      float* rm = buf.f32(L(0, "x_rm"));
+      uint8_t* xs = wafer.pe(pe).sram.base() + buf.offset(L(0, "x"));
       const uint32_t k0 = features_[0].begin(c), kn = features_[0].size(c), ks = steps.ks(0);
-      for (uint32_t b = 0; b < g.br; ++b) {
-        const float* row = x + size_t(w * batch_per_wafer_ + g.b0 + b) * features;
-        for (uint32_t kk = 0; kk < ks; ++kk) {
+      for (uint32_t kk = 0; kk < ks; ++kk) {
+        for (uint32_t b = 0; b < g.br; ++b) {
+          const float* row = x + size_t(w * batch_per_wafer_ + g.b0 + b) * features;
           const float v = kk < kn ? row[k0 + kk] : 1.0f;  // the ones row for the bias
-          cm[size_t(kk) * g.br + b] = v;
-          rm[size_t(b) * ks + kk] = v;
+          const size_t i = size_t(kk) * g.br + b;         // feature-major: a feature's batch values contiguous
+          if (mixed) reinterpret_cast<_Float16*>(xs)[i] = _Float16(v);
+          else reinterpret_cast<float*>(xs)[i] = v;
         }
       }
       if (g.east()) {
@@ -336,6 +339,7 @@ WaferRun FcTrainer::run_kernel(uint32_t w, size_t l, bool backward, const std::v
   Mesh& mesh = wafer.mesh();
   const size_t last = cfg_.train.layers.size() - 2;
   const uint32_t n_out = cfg_.train.layers[l + 1], k_in = cfg_.train.layers[l];
+  const bool mixed = cfg_.train.mixed;
   const Program& program = backward ? fc_backward_program() : fc_forward_program();
   RunHooks hooks;
   uint64_t macs_before = 0;
@@ -345,7 +349,7 @@ WaferRun FcTrainer::run_kernel(uint32_t w, size_t l, bool backward, const std::v
     for (uint32_t c = 0; c < q_; ++c) {
       const Coord pe{c, r};
       Geom g{r, c, p_, q_, rows_.size(r), rows_.begin(r)};
-      SramSteps steps{cfg_.train.layers, features_, g,
+      SramSteps steps{cfg_.train.layers, features_, g, mixed,
                       [&](const std::string& n, uint32_t bytes) { std::memset(wafer.pe(pe).sram.base() + wafer.allocate(pe, n, bytes).offset, 0, bytes); },
                       [](const std::string&) {}};
       if (backward) steps.backward(l);
@@ -354,43 +358,49 @@ WaferRun FcTrainer::run_kernel(uint32_t w, size_t l, bool backward, const std::v
       FcVars v;
       v.br = g.br, v.row = r, v.col = c, v.p = p_, v.q = q_;
       v.n_out = n_out, v.k_in = k_in;
-      v.k0 = features_[l].begin(c), v.ks = steps.ks(l);
+      v.k0 = features_[l].begin(c), v.kn = steps.kn(l), v.ks = steps.ks(l);
       v.n0 = features_[l + 1].begin(c), v.ns = features_[l + 1].size(c);
       v.global_batch = cfg_.train.batch_size;
+      v.loss_scale = cfg_.train.loss_scale;
       v.last_layer = l == last;
-      v.sparse = cfg_.train.memoryx.encoding == StreamEncoding::Sparse;
       v.backward = backward;
       v.has_dx = backward && l > 0;
-      v.x_cm = buf.offset(L(l, "x_cm"));
-      v.x_rm = buf.offset(L(l, "x_rm"));
+      v.mixed = mixed;
+      v.encoding = uint8_t(cfg_.train.memoryx.encoding);
+      v.x = buf.offset(L(l, "x"));
       v.acc = buf.offset("acc");
-      v.stash = buf.offset("stash");
-      if (!backward && l != last) {
-        v.out_cm = buf.offset(L(l + 1, "x_cm"));
-        v.out_rm = buf.offset(L(l + 1, "x_rm"));
-        v.out_ks = steps.ks(l + 1);
-        if (g.east()) {  // the ones row of the next layer's input
-          float* cm = buf.f32(L(l + 1, "x_cm"));
-          float* rm = buf.f32(L(l + 1, "x_rm"));
-          for (uint32_t b = 0; b < g.br; ++b) cm[size_t(v.out_ks - 1) * g.br + b] = 1.0f, rm[size_t(b) * v.out_ks + v.out_ks - 1] = 1.0f;
-        }
-      }
-      v.act = buf.offset(L(l, "act"));
-      v.act_prev = l > 0 ? buf.offset(L(l - 1, "act")) : 0;
+      v.stage = buf.offset("stage");
+      v.out = buf.offset("out");
+      v.labels = buf.offset("labels");
       v.dz = buf.offset(L(l, "dz"));
       v.dz_prev = l > 0 ? buf.offset(L(l - 1, "dz")) : 0;
-      v.labels = buf.offset("labels");
-      v.dw_own = buf.offset("dw_own");
-      v.dw_in = buf.offset("dw_in");
-      v.chain_total = (backward ? k_in : n_out) * g.br;
+      v.dwp = buf.offset("dwp");
+      if (!backward && l != last) {
+        v.x_next = buf.offset(L(l + 1, "x"));
+        if (g.east()) {  // the ones row of the next layer's input
+          const uint32_t ones = steps.ks(l + 1) - 1;
+          uint8_t* xs = wafer.pe(pe).sram.base() + v.x_next;
+          for (uint32_t b = 0; b < g.br; ++b) {
+            if (mixed) reinterpret_cast<_Float16*>(xs)[size_t(ones) * g.br + b] = _Float16(1.0f);
+            else reinterpret_cast<float*>(xs)[size_t(ones) * g.br + b] = 1.0f;
+          }
+        }
+      }
       std::memcpy(wafer.pe(pe).sram.base(), &v, sizeof v);
       wafer.load(pe, &program);
+      // The activations' broadcast west: each PE's router hands its PE only its own N-slice.
+      if (!backward && l != last && q_ > 1 && !g.east()) {
+        const uint32_t total = n_out * g.br, first = v.n0 * g.br, words = v.ns * g.br;
+        if (words == 0) mesh.set_filter(pe, kBroadcastColour, {1, total, 0});  // counts 1..total: passes none
+        else if (words == total) mesh.clear_filter(pe, kBroadcastColour);
+        else mesh.set_filter(pe, kBroadcastColour, CounterFilter::window(first, words, total));
+      }
     }
   }
 
   // Streams reach the wafer edge after SwarmX's tree latency; the I/O is shared by the ports.
   const Cycle start = wafer.clock() + swarmx_->levels() * swarmx_->config().latency_per_level;
-  uint64_t words = 0, dense_words = 0, sent_words = 0;
+  uint64_t words = 0, dense_weights = 0, sent_weights = 0;
   for (uint32_t c = 0; c < q_; ++c) {
     IngressPort& in = mesh.ingress_ports()[c];
     in.restart(start);
@@ -398,8 +408,8 @@ WaferRun FcTrainer::run_kernel(uint32_t w, size_t l, bool backward, const std::v
     DecodedStream d = decode_weight_stream(*streams[c], "WeightStream for " + layer_name(l) + " column " + std::to_string(c));
     for (uint32_t word : d.words) in.enqueue(Wavelet{word, kWeightColour});
     words += d.words.size();
-    sent_words += d.words.size() - 1;
-    dense_words += uint64_t(d.slice_end - d.slice_begin) * (backward ? k_in : n_out);
+    sent_weights += d.weights;
+    dense_weights += uint64_t(d.slice_end - d.slice_begin) * n_out;
   }
   for (EgressPort& e : mesh.egress_ports()) e.restart(wafer.clock());
   double bw = cfg_.machine.io_bytes_per_cycle;
@@ -422,12 +432,20 @@ WaferRun FcTrainer::run_kernel(uint32_t w, size_t l, bool backward, const std::v
   uint64_t macs = 0;
   for (const Pe& pe : wafer.pes()) macs += pe.counters.macs;
   stats.macs += macs - macs_before;
-  stats.macs_skipped += (dense_words - sent_words) * batch_per_wafer_;
+  // Each weight not sent saves its AXPY over every batch row (forward), and its dX AXPY and dW
+  // dot product (backward; the first layer has no dX).
+  const uint64_t per_weight = backward ? (l > 0 ? 2 : 1) : 1;
+  stats.macs_skipped += (dense_weights - sent_weights) * batch_per_wafer_ * per_weight;
   if (w == 0) {
     ++stats.runs;
     stats.cycles += run.cycles;
     stats.wavelets_streamed += words;
+    stats.weights_streamed += sent_weights;
     for (const auto& s : streams) stats.memoryx_bytes += s->size();
+    uint64_t grads = 0;
+    if (backward)
+      for (uint32_t c = 0; c < q_; ++c) grads += mesh.egress_ports()[c].received().size();
+    stats.gradient_wavelets += grads;
     Cycle ideal = 0, actual = 0;
     bool any = false;
     for (const IngressPort& in : mesh.ingress_ports()) {
@@ -448,15 +466,13 @@ WaferRun FcTrainer::run_kernel(uint32_t w, size_t l, bool backward, const std::v
   return run;
 }
 
+// Both passes stream each column its K-slice of rows of the (in+1) x out matrix, in the same
+// order (the last column also holds the bias row).
 std::vector<SharedBuffer> FcTrainer::streams(size_t l, StreamPass pass) const {
   std::vector<StreamSlice> slices;
-  if (pass == StreamPass::Forward) {
-    for (uint32_t c = 0; c < q_; ++c)
-      slices.push_back({features_[l].begin(c), features_[l].begin(c) + features_[l].size(c) + (c + 1 == q_ ? 1 : 0)});
-  } else if (l > 0) {
-    for (uint32_t c = 0; c < q_; ++c) slices.push_back({features_[l + 1].begin(c), features_[l + 1].begin(c) + features_[l + 1].size(c)});
-  }
-  return slices.empty() ? std::vector<SharedBuffer>{} : memoryx_->stream(l, pass, slices);
+  for (uint32_t c = 0; c < q_; ++c)
+    slices.push_back({features_[l].begin(c), features_[l].begin(c) + features_[l].size(c) + (c + 1 == q_ ? 1 : 0)});
+  return memoryx_->stream(l, pass, slices);
 }
 
 StepResult FcTrainer::forward(const float* x, const uint8_t* labels, bool training) {
@@ -478,7 +494,8 @@ StepResult FcTrainer::forward(const float* x, const uint8_t* labels, bool traini
       for (uint32_t r = 0; r < p_; ++r)
         for (uint32_t c = 0; c < q_; ++c) {
           Geom g{r, c, p_, q_, rows_.size(r), rows_.begin(r)};
-          SramSteps steps{cfg_.train.layers, features_, g, {}, [&](const std::string& n) { wafers_[w]->pe({c, r}).sram.free(wafers_[w]->names().intern(n)); }};
+          SramSteps steps{cfg_.train.layers, features_, g, cfg_.train.mixed, {},
+                          [&](const std::string& n) { wafers_[w]->pe({c, r}).sram.free(wafers_[w]->names().intern(n)); }};
           steps.after_forward(l);
         }
     }
@@ -505,36 +522,59 @@ void FcTrainer::backward(uint64_t step) {
   const size_t layers = cfg_.train.layers.size() - 1;
   for (size_t l = layers; l-- > 0;) {
     const uint32_t n_out = cfg_.train.layers[l + 1], k_in = cfg_.train.layers[l];
+    const uint64_t numel = uint64_t(k_in + 1) * n_out;
     std::vector<SharedBuffer> streams = this->streams(l, StreamPass::Backward);
-    std::vector<std::vector<float>> grads(wafers_.size(), std::vector<float>(size_t(k_in + 1) * n_out, 0.0f));
+    // Where each streamed weight sits in the (in+1) x out matrix: its gradient leaves the wafer
+    // at the same place in the column's stream.
+    std::vector<uint32_t> positions;
+    for (uint32_t c = 0; c < q_; ++c) {
+      DecodedStream d = decode_weight_stream(*streams[c], "WeightStream for " + layer_name(l) + " column " + std::to_string(c));
+      const uint32_t base = features_[l].begin(c) * n_out;
+      if (d.encoding == StreamEncoding::Sparse)
+        for (size_t i = 1; i < d.words.size(); ++i) positions.push_back(base + (d.words[i] >> 16));
+      else
+        for (uint32_t i = 0; i < d.weights; ++i) positions.push_back(base + i);
+    }
+    const bool sparse = cfg_.train.memoryx.encoding == StreamEncoding::Sparse;
+    std::vector<std::vector<float>> received;
     for (uint32_t w = 0; w < wafers_.size(); ++w) {
       std::vector<SharedBuffer> mine;
       for (const SharedBuffer& s : streams) mine.push_back(swarmx_->broadcast(s)[w]);
       run_kernel(w, l, true, mine, bwd_[l]);
-      // dW left through the south egress ports: for each output n, the column's K-slice.
+      // dW left through the south egress ports, one value per streamed weight, in stream order.
+      std::vector<float> values;
+      values.reserve(positions.size());
       const auto& egress = wafers_[w]->mesh().egress_ports();
-      for (uint32_t c = 0; c < q_; ++c) {
-        const uint32_t k0 = features_[l].begin(c), ks = features_[l].size(c) + (c + 1 == q_ ? 1 : 0);
-        const auto& got = egress[c].received();
-        if (got.size() != size_t(ks) * n_out) throw std::logic_error("dW egress: wrong number of words");
-        for (uint32_t n = 0; n < n_out; ++n)
-          for (uint32_t kk = 0; kk < ks; ++kk) grads[w][size_t(k0 + kk) * n_out + n] = got[size_t(n) * ks + kk].wavelet.as_f32();
+      for (uint32_t c = 0; c < q_; ++c)
+        for (const EgressArrival& a : egress[c].received()) values.push_back(a.wavelet.as_f32());
+      if (values.size() != positions.size()) throw std::logic_error("dW egress: wrong number of words");
+      GradientMessage g{layer_name(l), uint32_t(l), w, k_in + 1, n_out, step, {}, {}};
+      if (sparse) {
+        g.values = std::move(values);
+        g.indices = positions;
+      } else {
+        g.values.assign(numel, 0.0f);
+        for (size_t i = 0; i < positions.size(); ++i) g.values[positions[i]] = values[i];
       }
+      // Each wafer's dW leaves as a GradientStream message; SwarmX sums them up its tree.
+      SharedBuffer msg = encode_gradient_stream(g);
+      received.push_back(decode_gradient_stream(*msg, "GradientStream of " + layer_name(l) + " from wafer " + std::to_string(w)).values);
       for (uint32_t r = 0; r < p_; ++r)
         for (uint32_t c = 0; c < q_; ++c) {
-          Geom g{r, c, p_, q_, rows_.size(r), rows_.begin(r)};
-          SramSteps steps{cfg_.train.layers, features_, g, {}, [&](const std::string& n) { wafers_[w]->pe({c, r}).sram.free(wafers_[w]->names().intern(n)); }};
+          Geom geom{r, c, p_, q_, rows_.size(r), rows_.begin(r)};
+          SramSteps steps{cfg_.train.layers, features_, geom, cfg_.train.mixed, {},
+                          [&](const std::string& n) { wafers_[w]->pe({c, r}).sram.free(wafers_[w]->names().intern(n)); }};
           steps.after_backward(l);
         }
     }
-    // Each wafer's dW leaves as a GradientStream message; SwarmX sums them up its tree.
-    std::vector<std::vector<float>> received;
-    for (uint32_t w = 0; w < wafers_.size(); ++w) {
-      SharedBuffer msg = encode_gradient_stream({layer_name(l), uint32_t(l), w, k_in + 1, n_out, step, std::move(grads[w])});
-      received.push_back(decode_gradient_stream(*msg, "GradientStream of " + layer_name(l) + " from wafer " + std::to_string(w)).values);
+    std::vector<float> summed = swarmx_->reduce(received);
+    if (sparse) {
+      std::vector<float> dense(numel, 0.0f);
+      for (size_t i = 0; i < positions.size(); ++i) dense[positions[i]] = summed[i];
+      summed = std::move(dense);
     }
-    last_grads_[l] = swarmx_->reduce(received);
-    memoryx_->apply_gradient(l, last_grads_[l]);
+    last_grads_[l] = std::move(summed);
+    if (!memoryx_->apply_gradient(l, last_grads_[l], cfg_.train.loss_scale)) ++skipped_updates_;
   }
   memoryx_->finish_step();
 }
@@ -553,7 +593,8 @@ StepResult FcTrainer::eval_batch(const float* x, const uint8_t* labels) {
     for (uint32_t row = 0; row < p_; ++row)
       for (uint32_t c = 0; c < q_; ++c) {
         Geom g{row, c, p_, q_, rows_.size(row), rows_.begin(row)};
-        SramSteps steps{cfg_.train.layers, features_, g, {}, [&](const std::string& n) { wafers_[w]->pe({c, row}).sram.free(wafers_[w]->names().intern(n)); }};
+        SramSteps steps{cfg_.train.layers, features_, g, cfg_.train.mixed, {},
+                        [&](const std::string& n) { wafers_[w]->pe({c, row}).sram.free(wafers_[w]->names().intern(n)); }};
         steps.after_eval();
       }
   return r;

@@ -22,6 +22,8 @@ struct PassStats {
   uint64_t stream_bound_cycles = 0;   // the weight stream at the I/O rate alone
   uint64_t compute_bound_cycles = 0;  // extra time backpressure from busy PEs held the stream back
   uint64_t tail_cycles = 0;           // after the last weight entered: reductions, broadcasts, dW
+  uint64_t weights_streamed = 0;      // weights the stream carried (fp16 pairs: two per wavelet)
+  uint64_t gradient_wavelets = 0;     // dW values that left the wafer (backward)
   nlohmann::json to_json() const;
 };
 
@@ -73,6 +75,8 @@ class FcTrainer {
   const std::vector<PassStats>& forward_stats() const { return fwd_; }
   const std::vector<PassStats>& backward_stats() const { return bwd_; }
   double host_seconds() const { return host_seconds_; }
+  // Layer updates MemoryX skipped because a gradient was not finite (mixed precision overflow).
+  uint64_t skipped_updates() const { return skipped_updates_; }
 
   // Per-PE SRAM high water on wafer 0 (bytes), max over PEs.
   uint32_t sram_high_water() const;
@@ -96,6 +100,7 @@ class FcTrainer {
   std::vector<PassStats> fwd_, bwd_;
   std::vector<std::vector<float>> last_grads_;
   double host_seconds_ = 0;
+  uint64_t skipped_updates_ = 0;
   KernelObserver* observer_ = nullptr;
 };
 

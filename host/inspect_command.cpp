@@ -24,7 +24,7 @@ int inspect_stream_file(const std::filesystem::path& path) {
   DecodedStream d = decode_weight_stream(bytes, what);
   std::printf("WeightStream %s: layer #%u, %s pass, %s, %u x %u matrix, column %u holds [%u, %u), %zu weight words (+1 header)\n",
               what.c_str(), d.layer_index, d.pass == StreamPass::Forward ? "forward" : "backward",
-              d.encoding == StreamEncoding::Dense ? "dense fp32" : "sparse fp16+index", d.rows, d.cols, d.column, d.slice_begin,
+              encoding_name(d.encoding), d.rows, d.cols, d.column, d.slice_begin,
               d.slice_end, d.words.size() - 1);
   return 0;
 }

@@ -22,6 +22,11 @@ struct TrainConfig {
   uint32_t checkpoint_every = 0;             // 0 = only at the end
   std::filesystem::path checkpoint_dir;      // default: <out>/checkpoints
   std::filesystem::path resume_from;
+  // Mixed precision: fp16 weights on the wire (two per dense wavelet), fp16 activations and
+  // gradients in SRAM with fp32 sums, fp32 master weights and optimizer state in MemoryX; dZ is
+  // scaled by loss_scale on the wafer and MemoryX divides it out.
+  bool mixed = false;
+  float loss_scale = 1.0f;
   MemoryXConfig memoryx;
   SwarmXConfig swarmx;
 };

@@ -9,6 +9,7 @@ SharedBuffer encode_gradient_stream(const GradientMessage& g) {
   flatbuffers::FlatBufferBuilder fbb(256 + g.values.size() * 4);
   auto name = fbb.CreateString(g.layer);
   auto values = fbb.CreateVector(g.values);
+  auto indices = g.indices.empty() ? flatbuffers::Offset<flatbuffers::Vector<uint32_t>>() : fbb.CreateVector(g.indices);
   fb::GradientStreamBuilder b(fbb);
   b.add_layer(name);
   b.add_layer_index(g.layer_index);
@@ -17,6 +18,7 @@ SharedBuffer encode_gradient_stream(const GradientMessage& g) {
   b.add_rows(g.rows);
   b.add_cols(g.cols);
   b.add_values(values);
+  if (!g.indices.empty()) b.add_indices(indices);
   fbb.Finish(b.Finish(), fb::GradientStreamIdentifier());
   return std::make_shared<const Buffer>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }
@@ -35,6 +37,18 @@ GradientMessage decode_gradient_stream(const Buffer& buffer, const std::string& 
   g.cols = gs->cols();
   g.step = gs->step();
   if (gs->values()) g.values.assign(gs->values()->begin(), gs->values()->end());
+  if (gs->indices()) {
+    g.indices.assign(gs->indices()->begin(), gs->indices()->end());
+    if (g.indices.size() != g.values.size())
+      throw UsageError(what + ": GradientStream holds " + std::to_string(g.values.size()) + " values for " +
+                       std::to_string(g.indices.size()) + " indices");
+    const uint64_t n = uint64_t(g.rows) * g.cols;
+    for (size_t i = 0; i < g.indices.size(); ++i)
+      if (g.indices[i] >= n || (i && g.indices[i] <= g.indices[i - 1]))
+        throw UsageError(what + ": GradientStream index " + std::to_string(g.indices[i]) + " at " + std::to_string(i) +
+                         " is outside the " + std::to_string(g.rows) + " x " + std::to_string(g.cols) + " gradient or not ascending");
+    return g;
+  }
   if (g.values.size() != size_t(g.rows) * g.cols)
     throw UsageError(what + ": GradientStream holds " + std::to_string(g.values.size()) + " values for a " + std::to_string(g.rows) + " x " +
                      std::to_string(g.cols) + " gradient");

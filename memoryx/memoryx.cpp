@@ -187,18 +187,29 @@ void MemoryX::sparsify(const std::string& where) {
 
 LayerView MemoryX::view(size_t l) const {
   const LayerSpec& s = layers_[l];
-  return {s.name, uint32_t(l), s.in, s.out, params_[2 * l].data.data(), params_[2 * l + 1].data.data()};
+  LayerView v{s.name, uint32_t(l), s.in, s.out, params_[2 * l].data.data(), params_[2 * l + 1].data.data()};
+  if (!masks_[2 * l].empty()) v.weight_mask = masks_[2 * l].data();
+  if (!masks_[2 * l + 1].empty()) v.bias_mask = masks_[2 * l + 1].data();
+  return v;
 }
 
 uint64_t MemoryX::stream_cycles(uint64_t bytes) const {
   return cfg_.bytes_per_cycle > 0 ? uint64_t(std::ceil(double(bytes) / cfg_.bytes_per_cycle)) : 0;
 }
 
-void MemoryX::apply_gradient(size_t l, const std::vector<float>& grad) {
+bool MemoryX::apply_gradient(size_t l, const std::vector<float>& grad, float loss_scale) {
   const LayerSpec& s = layers_[l];
   if (grad.size() != size_t(s.in + 1) * s.out) throw std::logic_error("gradient of " + s.name + " has the wrong size");
+  // Mixed precision: the wafer's fp16 gradients were scaled up by the loss scale; a gradient that
+  // overflowed fp16 anyway is not applied (the step skips this layer's update).
+  for (float g : grad)
+    if (!std::isfinite(g)) return false;
   std::vector<float> gw(grad.begin(), grad.begin() + long(size_t(s.in) * s.out));
   std::vector<float> gb(grad.begin() + long(size_t(s.in) * s.out), grad.end());
+  if (loss_scale != 1.0f) {
+    for (float& g : gw) g /= loss_scale;
+    for (float& g : gb) g /= loss_scale;
+  }
   auto step = [&](size_t p, const std::vector<float>& g) {
     std::vector<Tensor*> st;
     for (Tensor& t : states_[p]) st.push_back(&t);
@@ -206,6 +217,7 @@ void MemoryX::apply_gradient(size_t l, const std::vector<float>& grad) {
   };
   step(2 * l, gw);
   step(2 * l + 1, gb);
+  return true;
 }
 
 std::vector<TensorView> MemoryX::checkpoint_views() const {

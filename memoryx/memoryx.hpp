@@ -86,8 +86,10 @@ class MemoryX {
   // Cycles MemoryX needs to push `bytes` at its bandwidth.
   uint64_t stream_cycles(uint64_t bytes) const;
 
-  // The summed gradient of layer l as an (in+1) x out matrix (bias gradient in the last row).
-  void apply_gradient(size_t l, const std::vector<float>& grad);
+  // The summed gradient of layer l as an (in+1) x out matrix (bias gradient in the last row),
+  // scaled by `loss_scale` (mixed precision). Returns false, and changes nothing, when a value is
+  // not finite (an fp16 overflow on the wafer).
+  bool apply_gradient(size_t l, const std::vector<float>& grad, float loss_scale = 1.0f);
   // Counts one finished training step (after every layer's gradient is applied).
   void finish_step() { ++step_; }
 

@@ -9,26 +9,33 @@ namespace wse {
 
 namespace {
 
-// Calls fn(position, value) for every word of a slice, in stream order.
+// Calls fn(position, k, n, value) for every weight of a slice, in stream order.
 template <class Fn>
-void for_each_word(const LayerView& l, StreamPass pass, StreamSlice s, Fn&& fn) {
+void for_each_weight(const LayerView& l, StreamSlice s, Fn&& fn) {
   uint32_t pos = 0;
-  if (pass == StreamPass::Forward) {
-    for (uint32_t k = s.begin; k < s.end; ++k)
-      for (uint32_t n = 0; n < l.out; ++n) fn(pos++, l.at(k, n));
-  } else {
-    for (uint32_t n = s.begin; n < s.end; ++n)
-      for (uint32_t k = 0; k < l.in; ++k) fn(pos++, l.at(k, n));
-  }
+  for (uint32_t k = s.begin; k < s.end; ++k)
+    for (uint32_t n = 0; n < l.out; ++n) fn(pos++, k, n, l.at(k, n));
 }
 
-bool sent_sparse(float v) { return _Float16(v) != _Float16(0.0f); }
+uint32_t half_bits(float v) { return std::bit_cast<uint16_t>(_Float16(v)); }
 
 }  // namespace
 
-uint64_t stream_words(const LayerView& layer, StreamPass pass, StreamEncoding encoding, StreamSlice slice) {
+const char* encoding_name(StreamEncoding e) {
+  switch (e) {
+    case StreamEncoding::Dense: return "dense fp32";
+    case StreamEncoding::Sparse: return "sparse fp16+index";
+    case StreamEncoding::DenseHalf: return "dense fp16 pairs";
+  }
+  return "unknown";
+}
+
+uint64_t stream_words(const LayerView& layer, StreamPass, StreamEncoding encoding, StreamSlice slice) {
+  const uint64_t all = uint64_t(slice.end - slice.begin) * layer.out;
+  if (encoding == StreamEncoding::Dense) return all;
+  if (encoding == StreamEncoding::DenseHalf) return (all + 1) / 2;
   uint64_t n = 0;
-  for_each_word(layer, pass, slice, [&](uint32_t, float v) { n += encoding == StreamEncoding::Dense || sent_sparse(v); });
+  for_each_weight(layer, slice, [&](uint32_t, uint32_t k, uint32_t c, float) { n += layer.kept(k, c); });
   return n;
 }
 
@@ -39,12 +46,21 @@ std::vector<SharedBuffer> encode_weight_streams(const LayerView& layer, uint64_t
   for (uint32_t c = 0; c < slices.size(); ++c) {
     payload.clear();
     bool too_far = false;
-    for_each_word(layer, pass, slices[c], [&](uint32_t pos, float v) {
-      if (encoding == StreamEncoding::Dense) {
-        payload.push_back(std::bit_cast<uint32_t>(v));
-      } else if (sent_sparse(v)) {
-        too_far |= pos > 0xffff;
-        payload.push_back(uint32_t(std::bit_cast<uint16_t>(_Float16(v))) | (pos << 16));
+    uint32_t weights = 0;
+    for_each_weight(layer, slices[c], [&](uint32_t pos, uint32_t k, uint32_t n, float v) {
+      switch (encoding) {
+        case StreamEncoding::Dense: payload.push_back(std::bit_cast<uint32_t>(v)), ++weights; break;
+        case StreamEncoding::DenseHalf:
+          if (pos % 2 == 0) payload.push_back(half_bits(v));
+          else payload.back() |= half_bits(v) << 16;
+          ++weights;
+          break;
+        case StreamEncoding::Sparse:
+          if (!layer.kept(k, n)) break;
+          too_far |= pos > 0xffff;
+          payload.push_back(half_bits(v) | (pos << 16));
+          ++weights;
+          break;
       }
     });
     if (too_far)
@@ -63,7 +79,7 @@ std::vector<SharedBuffer> encode_weight_streams(const LayerView& layer, uint64_t
     b.add_column(c);
     b.add_row_begin(slices[c].begin);
     b.add_row_end(slices[c].end);
-    b.add_nonzeros(uint32_t(payload.size()));
+    b.add_nonzeros(weights);
     b.add_payload(words);
     fbb.Finish(b.Finish(), fb::WeightStreamIdentifier());
     out.push_back(std::make_shared<const Buffer>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()));
@@ -88,10 +104,16 @@ DecodedStream decode_weight_stream(const Buffer& buffer, const std::string& what
   d.encoding = StreamEncoding(ws->encoding());
   const auto* payload = ws->payload();
   const uint32_t n = payload ? payload->size() : 0;
-  if (n != ws->nonzeros())
-    throw UsageError(what + ": WeightStream says " + std::to_string(ws->nonzeros()) + " weights but carries " + std::to_string(n));
+  const uint32_t weights = ws->nonzeros();
+  if (uint8_t(ws->encoding()) > uint8_t(StreamEncoding::DenseHalf))
+    throw UsageError(what + ": WeightStream has an unknown encoding " + std::to_string(int(ws->encoding())));
+  const uint64_t words_expected = d.encoding == StreamEncoding::DenseHalf ? (uint64_t(weights) + 1) / 2 : weights;
+  if (n != words_expected)
+    throw UsageError(what + ": WeightStream says " + std::to_string(weights) + " weights (" + encoding_name(d.encoding) +
+                     ") but carries " + std::to_string(n) + " words");
+  d.weights = weights;
   d.words.reserve(n + 1);
-  d.words.push_back(n);
+  d.words.push_back(weights);
   if (payload) d.words.insert(d.words.end(), payload->begin(), payload->end());
   return d;
 }

@@ -1,8 +1,9 @@
 #pragma once
 // Encoding a layer's weights as WeightStream messages (schemas/weight_stream.fbs), one per PE
 // column, and decoding them at the wafer edge into the words an ingress port sends: a header
-// word with the number of weight words, then the weights. Dense weights travel as fp32 in a
-// fixed order; sparse weights as fp16 value + 16-bit index, and zeros are never sent.
+// word with the number of weights, then the weights. Dense weights travel as fp32 in a fixed
+// order, or as fp16 pairs (mixed precision: two per word); sparse weights as fp16 value + 16-bit
+// index, and pruned weights are never sent.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -14,7 +15,8 @@ using Buffer = std::vector<uint8_t>;
 using SharedBuffer = std::shared_ptr<const Buffer>;
 
 enum class StreamPass : uint8_t { Forward = 0, Backward = 1 };
-enum class StreamEncoding : uint8_t { Dense = 0, Sparse = 1 };
+enum class StreamEncoding : uint8_t { Dense = 0, Sparse = 1, DenseHalf = 2 };
+const char* encoding_name(StreamEncoding e);
 
 // A fully-connected layer's parameters as the stream sees them: weight is in x out row-major,
 // bias is folded in as row `in` (it multiplies a column of ones in the activations).
@@ -24,16 +26,24 @@ struct LayerView {
   uint32_t in = 0, out = 0;
   const float* weight = nullptr;
   const float* bias = nullptr;
+  // Sparse streams carry the kept positions (1 = kept); without a mask, the nonzero ones.
+  const uint8_t* weight_mask = nullptr;
+  const uint8_t* bias_mask = nullptr;
   float at(uint32_t k, uint32_t n) const { return k < in ? weight[size_t(k) * out + n] : bias[n]; }
+  bool kept(uint32_t k, uint32_t n) const {
+    const uint8_t* m = k < in ? weight_mask : bias_mask;
+    if (m) return m[k < in ? size_t(k) * out + n : n] != 0;
+    return _Float16(at(k, n)) != _Float16(0.0f);
+  }
 };
 
 struct StreamSlice {
   uint32_t begin = 0, end = 0;
 };
 
-// Forward: column c gets rows [begin,end) of the (in+1) x out matrix, row-major. Backward: column
-// c gets columns [begin,end) of the in x out weight (no bias), column by column. A sparse index
-// is the word's position in that order; it must fit 16 bits.
+// Column c gets rows [begin,end) of the (in+1) x out matrix, row-major, in both passes (the
+// backward pass computes dX and dW per streamed weight). A sparse index is the weight's position
+// in that order; it must fit 16 bits.
 std::vector<SharedBuffer> encode_weight_streams(const LayerView& layer, uint64_t step, StreamPass pass,
                                                 StreamEncoding encoding, const std::vector<StreamSlice>& slices);
 
@@ -41,13 +51,14 @@ struct DecodedStream {
   uint32_t column = 0, layer_index = 0, rows = 0, cols = 0, slice_begin = 0, slice_end = 0;
   StreamPass pass = StreamPass::Forward;
   StreamEncoding encoding = StreamEncoding::Dense;
-  std::vector<uint32_t> words;  // header (weight count) then the weights
+  uint32_t weights = 0;         // weights carried (DenseHalf: up to two per word)
+  std::vector<uint32_t> words;  // header (weight count) then the payload words
 };
 
 // Runs the FlatBuffers verifier first: a corrupt or truncated buffer is a UsageError naming `what`.
 DecodedStream decode_weight_stream(const Buffer& buffer, const std::string& what);
 
-// Number of weight words a slice would carry (nonzeros when sparse).
+// Number of wavelets a slice's weights take (kept positions when sparse, pairs when DenseHalf).
 uint64_t stream_words(const LayerView& layer, StreamPass pass, StreamEncoding encoding, StreamSlice slice);
 
 }  // namespace wse

@@ -27,7 +27,7 @@ Batch make_batch(uint32_t n, uint32_t features, uint32_t classes, uint32_t seed)
   return b;
 }
 
-RunConfig fc_config(std::vector<uint32_t> layers, uint32_t mesh_w, uint32_t mesh_h, uint32_t batch, bool sparse) {
+RunConfig fc_config(std::vector<uint32_t> layers, uint32_t mesh_w, uint32_t mesh_h, uint32_t batch, bool sparse, bool mixed = false) {
   RunConfig cfg;
   cfg.source = "in-memory";
   cfg.kernel = "fc_train";
@@ -39,17 +39,21 @@ RunConfig fc_config(std::vector<uint32_t> layers, uint32_t mesh_w, uint32_t mesh
   cfg.train.memoryx.sparsity.enabled = sparse;
   cfg.train.memoryx.sparsity.level = 0.5;
   cfg.train.memoryx.seed = 9;
+  cfg.train.mixed = mixed;
+  cfg.train.loss_scale = mixed ? 128.0f : 1.0f;
+  if (mixed && !sparse) cfg.train.memoryx.encoding = StreamEncoding::DenseHalf;
   return cfg;
 }
 
 // Reference forward + backward in double precision with the weights the wafer sees (fp16-rounded
-// when streamed sparse). Returns mean loss and each layer's (in+1) x out gradient.
+// when streamed sparse or in mixed precision; the inputs too in mixed precision). Returns mean
+// loss and each layer's (in+1) x out gradient.
 struct Reference {
   double loss = 0;
   std::vector<Mat> grads;
 };
 
-Reference reference(MemoryX& mx, const Batch& b, uint32_t batch, bool sparse) {
+Reference reference(MemoryX& mx, const Batch& b, uint32_t batch, bool half_weights, bool half_inputs) {
   const size_t layers = mx.layers();
   std::vector<Mat> w(layers);
   for (size_t l = 0; l < layers; ++l) {
@@ -58,7 +62,7 @@ Reference reference(MemoryX& mx, const Batch& b, uint32_t batch, bool sparse) {
     for (uint32_t k = 0; k <= s.in; ++k)
       for (uint32_t n = 0; n < s.out; ++n) {
         float v = k < s.in ? mx.weight(l).data[size_t(k) * s.out + n] : mx.bias(l).data[n];
-        w[l](k, n) = sparse ? double(float(_Float16(v))) : double(v);
+        w[l](k, n) = half_weights ? double(float(_Float16(v))) : double(v);
       }
   }
   auto ones = [](const Mat& a) {
@@ -68,6 +72,7 @@ Reference reference(MemoryX& mx, const Batch& b, uint32_t batch, bool sparse) {
   };
   std::vector<Mat> in(layers);  // each layer's input with the ones column
   Mat a = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(b.x.data(), batch, mx.layer(0).in).cast<double>();
+  if (half_inputs) a = a.unaryExpr([](double v) { return double(float(_Float16(float(v)))); });
   for (size_t l = 0; l < layers; ++l) {
     in[l] = ones(a);
     Mat z = in[l] * w[l];
@@ -97,25 +102,49 @@ struct Case {
   std::vector<uint32_t> layers;
   uint32_t mesh_w, mesh_h, batch;
   bool sparse;
+  bool mixed = false;
 };
 
 class FcVsEigen : public ::testing::TestWithParam<Case> {};
 
+// Tolerances. fp32: the wafer sums in fp32 where the reference sums in double: 1e-5 of the loss,
+// 1e-4 of the largest gradient. Mixed precision: activations and dZ are rounded to fp16 at every
+// layer (relative error 2^-11 each; products and sums stay fp32), so a gradient carries about one
+// such rounding per layer it passed plus its own dz and x: with at most 4 layers, 6 x 2^-11 ~ 3e-3
+// of the largest gradient, and the loss (one rounding per layer of its logits) 2e-3 of itself.
 TEST_P(FcVsEigen, LossAndGradientsMatchEigen) {
   const Case c = GetParam();
-  RunConfig cfg = fc_config(c.layers, c.mesh_w, c.mesh_h, c.batch, c.sparse);
+  RunConfig cfg = fc_config(c.layers, c.mesh_w, c.mesh_h, c.batch, c.sparse, c.mixed);
   FcTrainer t(cfg, 2);
   Batch b = make_batch(c.batch, c.layers.front(), c.layers.back(), 3);
-  Reference ref = reference(t.memoryx(), b, c.batch, c.sparse);
+  Reference ref = reference(t.memoryx(), b, c.batch, c.sparse || c.mixed, c.mixed);
   StepResult r = t.train_step(b.x.data(), b.y.data());
-  EXPECT_NEAR(r.loss, ref.loss, 1e-5 * std::max(1.0, ref.loss));
+  const double loss_tol = c.mixed ? 2e-3 : 1e-5, grad_tol = c.mixed ? 3e-3 : 1e-4;
+  EXPECT_NEAR(r.loss, ref.loss, loss_tol * std::max(1.0, ref.loss));
   for (size_t l = 0; l < ref.grads.size(); ++l) {
     const std::vector<float>& g = t.last_gradient(l);
     ASSERT_EQ(g.size(), size_t(ref.grads[l].size()));
     const double scale = std::max(1e-3, ref.grads[l].cwiseAbs().maxCoeff());
+    const LayerSpec& s = t.memoryx().layer(l);
+    const std::vector<uint8_t>& wmask = t.memoryx().param_mask(2 * l);
+    const std::vector<uint8_t>& bmask = t.memoryx().param_mask(2 * l + 1);
+    uint64_t pruned = 0;
     for (Eigen::Index k = 0; k < ref.grads[l].rows(); ++k)
-      for (Eigen::Index n = 0; n < ref.grads[l].cols(); ++n)
-        ASSERT_NEAR(g[size_t(k * ref.grads[l].cols() + n)], ref.grads[l](k, n), 1e-4 * scale) << "layer " << l << " dW(" << k << "," << n << ")";
+      for (Eigen::Index n = 0; n < ref.grads[l].cols(); ++n) {
+        const std::vector<uint8_t>& m = uint32_t(k) < s.in ? wmask : bmask;
+        const size_t i = uint32_t(k) < s.in ? size_t(k) * s.out + size_t(n) : size_t(n);
+        const float got = g[size_t(k * ref.grads[l].cols() + n)];
+        if (!m.empty() && !m[i]) {  // pruned: never streamed, no gradient computed
+          ASSERT_EQ(got, 0.0f) << "layer " << l << " pruned dW(" << k << "," << n << ")";
+          ++pruned;
+          continue;
+        }
+        // MemoryX got the gradient scaled by the loss scale; last_gradient is what it received.
+        ASSERT_NEAR(got / cfg.train.loss_scale, ref.grads[l](k, n), grad_tol * scale) << "layer " << l << " dW(" << k << "," << n << ")";
+      }
+    if (c.sparse) {
+      EXPECT_GT(pruned, 0u) << "layer " << l;
+    }
   }
 }
 
@@ -125,12 +154,17 @@ INSTANTIATE_TEST_SUITE_P(Shapes, FcVsEigen,
                                            Case{{6, 3}, 5, 1, 3, false},           // more columns than outputs
                                            Case{{16, 8, 4}, 1, 1, 2, false},       // one PE
                                            Case{{13, 7, 5}, 3, 2, 6, true},        // sparse value+index
-                                           Case{{20, 9, 11, 4}, 4, 3, 10, true}),
+                                           Case{{20, 9, 11, 4}, 4, 3, 10, true},
+                                           Case{{13, 7, 5}, 3, 2, 6, false, true},  // mixed precision, fp16 pairs
+                                           Case{{20, 9, 11, 4}, 4, 3, 10, false, true},
+                                           Case{{20, 9, 11, 4}, 4, 3, 10, true, true},  // mixed and sparse
+                                           Case{{16, 8, 4}, 1, 1, 2, false, true}),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            std::string name;
                            for (uint32_t f : info.param.layers) name += std::to_string(f) + "_";
                            return name + "mesh" + std::to_string(info.param.mesh_w) + "x" + std::to_string(info.param.mesh_h) + "_batch" +
-                                  std::to_string(info.param.batch) + (info.param.sparse ? "_sparse" : "_dense");
+                                  std::to_string(info.param.batch) + (info.param.sparse ? "_sparse" : "_dense") +
+                                  (info.param.mixed ? "_mixed" : "");
                          });
 
 TEST(FcTraining, SparseWeightsSkipWorkAndWavelets) {

@@ -85,9 +85,36 @@ TEST(WeightStream, DenseRoundTripKeepsEveryWordInOrder) {
   EXPECT_EQ(d.column, 1u);
   EXPECT_EQ(d.words, (std::vector<uint32_t>{4, std::bit_cast<uint32_t>(5.0f), std::bit_cast<uint32_t>(6.0f), std::bit_cast<uint32_t>(7.0f),
                                             std::bit_cast<uint32_t>(8.0f)}));
+  // The backward pass streams the same rows in the same order (dX and dW per weight).
   auto bwd = encode_weight_streams(view, 4, StreamPass::Backward, StreamEncoding::Dense, {{1, 2}});
   EXPECT_EQ(decode_weight_stream(*bwd[0], "test").words,
-            (std::vector<uint32_t>{3, std::bit_cast<uint32_t>(2.0f), std::bit_cast<uint32_t>(4.0f), std::bit_cast<uint32_t>(6.0f)}));
+            (std::vector<uint32_t>{2, std::bit_cast<uint32_t>(3.0f), std::bit_cast<uint32_t>(4.0f)}));
+}
+
+TEST(WeightStream, DenseHalfPacksTwoFp16WeightsPerWordLowHalfFirst) {
+  std::vector<float> w = {1, 2, 3, 4, 5, 6}, b = {7, 8, 9};
+  LayerView view{"fc", 0, 2, 3, w.data(), b.data()};  // a 3 x 3 matrix with the bias row
+  auto s = encode_weight_streams(view, 0, StreamPass::Forward, StreamEncoding::DenseHalf, {{1, 3}});  // 6 weights
+  auto pair = [](float lo, float hi) { return Wavelet::f16_pair(0, _Float16(lo), _Float16(hi)).payload; };
+  DecodedStream d = decode_weight_stream(*s[0], "test");
+  EXPECT_EQ(d.weights, 6u);
+  EXPECT_EQ(d.words, (std::vector<uint32_t>{6, pair(4, 5), pair(6, 7), pair(8, 9)}));
+  // An odd count leaves the last word's high half empty.
+  d = decode_weight_stream(*encode_weight_streams(view, 0, StreamPass::Forward, StreamEncoding::DenseHalf, {{2, 3}})[0], "test");
+  EXPECT_EQ(d.words, (std::vector<uint32_t>{3, pair(7, 8), pair(9, 0)}));
+  EXPECT_EQ(stream_words(view, StreamPass::Forward, StreamEncoding::DenseHalf, {2, 3}), 2u);
+}
+
+TEST(WeightStream, SparseCarriesExactlyTheMasksKeptPositions) {
+  // A kept weight whose fp16 value is 0 is still sent (it must get its gradient); a pruned one is not.
+  std::vector<float> w = {1e-9f, 2, 3, 0, 5, 6}, b = {7, 8};
+  std::vector<uint8_t> wm = {1, 0, 1, 1, 0, 1};
+  LayerView view{"fc", 0, 3, 2, w.data(), b.data()};
+  view.weight_mask = wm.data();
+  DecodedStream d = decode_weight_stream(*encode_weight_streams(view, 0, StreamPass::Forward, StreamEncoding::Sparse, {{0, 4}})[0], "t");
+  std::vector<uint32_t> positions;
+  for (size_t i = 1; i < d.words.size(); ++i) positions.push_back(d.words[i] >> 16);
+  EXPECT_EQ(positions, (std::vector<uint32_t>{0, 2, 3, 5, 6, 7}));  // bias row (no mask): both kept
 }
 
 TEST(WeightStream, CorruptOrTruncatedBuffersAreClearErrors) {
