@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "memoryx/weight_stream.hpp"
+#include "pe/dsd_op.hpp"
 #include "pe/pe.hpp"
 
 namespace wse {
@@ -22,7 +23,7 @@ uint32_t act_bytes(const FcVars& v) { return v.mixed ? 2 : 4; }
 
 // Activations and dZ are fp16 in mixed precision, fp32 otherwise.
 float act_read(PeContext& ctx, const FcVars& v, uint32_t off, uint32_t i) {
-  if (v.mixed) return float(ctx.at<_Float16>(off)[i]);
+  if (v.mixed) return half_to_float(ctx.at<uint16_t>(off)[i]);
   return ctx.at<float>(off)[i];
 }
 void act_write(PeContext& ctx, const FcVars& v, uint32_t off, uint32_t i, float x) {
@@ -55,10 +56,10 @@ bool for_weights(FcVars& v, Wavelet w, Fn&& fn) {
   }
   switch (StreamEncoding(v.encoding)) {
     case StreamEncoding::Dense: fn(v.w_seen++, w.as_f32()); break;
-    case StreamEncoding::Sparse: fn(w.sparse_index(), float(w.sparse_value())), ++v.w_seen; break;
+    case StreamEncoding::Sparse: fn(w.sparse_index(), half_to_float(uint16_t(w.payload))), ++v.w_seen; break;
     case StreamEncoding::DenseHalf:
-      fn(v.w_seen++, float(w.lo_f16()));
-      if (v.w_seen < v.w_expected) fn(v.w_seen++, float(w.hi_f16()));
+      fn(v.w_seen++, half_to_float(uint16_t(w.payload)));
+      if (v.w_seen < v.w_expected) fn(v.w_seen++, half_to_float(uint16_t(w.payload >> 16)));
       break;
   }
   return v.w_seen == v.w_expected;

@@ -8,6 +8,7 @@
 // and round to fp16 on the write; @fmachs keeps the fp32 sum. Multiply-add is not fused: a + b*s
 // rounds the product, then the sum (so functional models on the host can match it bit for bit).
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -20,9 +21,20 @@ namespace wse {
 
 inline uint32_t elem_bytes(ElemType t) { return t == ElemType::F32 ? 4 : 2; }
 
+// fp16 -> fp32 by table: exact, and without the libgcc call x86-64's baseline ISA needs (the
+// datapath converts an fp16 operand per element; this was a tenth of an FC step's host time).
+struct HalfTable {
+  std::array<float, 65536> value;
+  HalfTable() {
+    for (uint32_t i = 0; i < 65536; ++i) value[i] = float(std::bit_cast<_Float16>(uint16_t(i)));
+  }
+};
+inline const HalfTable kHalfTable;
+inline float half_to_float(uint16_t bits) { return kHalfTable.value[bits]; }
+
 inline float from_bits(uint32_t bits, ElemType t) {
   if (t == ElemType::F32) return std::bit_cast<float>(bits);
-  return float(std::bit_cast<_Float16>(uint16_t(bits)));
+  return half_to_float(uint16_t(bits));
 }
 inline uint32_t to_bits(float v, ElemType t) {
   if (t == ElemType::F32) return std::bit_cast<uint32_t>(v);
@@ -61,9 +73,9 @@ inline float mem_read(const uint8_t* sram, const Dsd& d, uint32_t i, ElemType t)
     std::memcpy(&v, sram + at, 4);
     return v;
   }
-  _Float16 h;
+  uint16_t h;
   std::memcpy(&h, sram + at, 2);
-  return float(h);
+  return half_to_float(h);
 }
 
 inline void mem_write(uint8_t* sram, const Dsd& d, uint32_t i, ElemType t, float v) {

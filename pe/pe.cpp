@@ -472,10 +472,17 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
 void PeContext::issue(DsdOp op, const OpOptions& o) {
   Pe& pe = pe_;
   op.opts = o;
-  Pe::ActiveOp a;
-  a.task = pe.task_id_, a.task_local = pe.task_local_;
-  a.op = op;
-  auto bad = [&](const std::string& what) { pe.fail(&a, what); };
+  // The op as a thread holds it: built only for the ops that wait or run on a microthread.
+  auto active = [&] {
+    Pe::ActiveOp a;
+    a.task = pe.task_id_, a.task_local = pe.task_local_;
+    a.op = op;
+    return a;
+  };
+  auto bad = [&](const std::string& what) {
+    const Pe::ActiveOp a = active();
+    pe.fail(&a, what);
+  };
   // Length: every vector operand must have the destination's.
   const Dsd* ops[3] = {&op.dst, &op.a, &op.b};
   const ElemType types[3] = {op.t_dst, op.t_a, op.t_b};
@@ -490,7 +497,6 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
           std::to_string(d.length));
   }
   op.length = n;
-  a.op.length = n;
   if (n == 0) return;
   bool fabric = false;
   for (int k = 0; k < 3; ++k) {
@@ -517,10 +523,11 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
     bad("microthread " + std::to_string(op.opts.microthread) + " is out of range (" + spec_.name + " has " +
         std::to_string(pe.microthreads_) + ")");
   if (op.opts.microthread >= 0 && !op.opts.async) bad("a microthread was named for a synchronous op (set async)");
-  a.memory_only = !fabric;
   const uint32_t setup = fabric ? spec_.fabric_dsd_setup_cycles : 0;
   const bool queued = pe.fifo_count_ || pe.main_active_;
   if (op.opts.async && !queued) {
+    Pe::ActiveOp a = active();
+    a.memory_only = !fabric;
     // Start it on a microthread once the task's immediate work so far is done.
     uint8_t k = op.opts.microthread < 0 ? uint8_t(std::countr_zero(~pe.uts_active_)) : uint8_t(op.opts.microthread);
     if (k >= pe.microthreads_)
@@ -536,7 +543,7 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
     ++pe.counters.dsd_ops;
     return;
   }
-  if (!queued && a.memory_only) {
+  if (!queued && !fabric) {
     // Runs now: its effect is visible to the code that follows; its cycles are the task's.
     uint32_t fmac = 0, move = 0;
     cost_ += pe.run_memory_op(op, spec_, fmac, move);
@@ -545,6 +552,8 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
     return;
   }
   // Behind a streaming op (or one itself): the main thread runs it in turn.
+  Pe::ActiveOp a = active();
+  a.memory_only = !fabric;
   if (pe.fifo_count_ == kMainFifo)
     bad("more than " + std::to_string(kMainFifo) + " ops and task actions queued behind a streaming op by one task");
   if (pe.fifo_.empty()) pe.fifo_.resize(kMainFifo);
