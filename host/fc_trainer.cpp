@@ -400,7 +400,7 @@ WaferRun FcTrainer::run_kernel(uint32_t w, size_t l, bool backward, const std::v
 
   // Streams reach the wafer edge after SwarmX's tree latency; the I/O is shared by the ports.
   const Cycle start = wafer.clock() + swarmx_->levels() * swarmx_->config().latency_per_level;
-  uint64_t words = 0, dense_weights = 0, sent_weights = 0;
+  uint64_t words = 0, dense_weights = 0, sent_weights = 0, dense_features = 0, sent_features = 0;  // features: not the bias row
   for (uint32_t c = 0; c < q_; ++c) {
     IngressPort& in = mesh.ingress_ports()[c];
     in.restart(start);
@@ -410,6 +410,13 @@ WaferRun FcTrainer::run_kernel(uint32_t w, size_t l, bool backward, const std::v
     words += d.words.size();
     sent_weights += d.weights;
     dense_weights += uint64_t(d.slice_end - d.slice_begin) * n_out;
+    const uint32_t feature_rows = std::min(d.slice_end, k_in) - std::min(d.slice_begin, k_in);
+    dense_features += uint64_t(feature_rows) * n_out;
+    if (d.encoding == StreamEncoding::Sparse) {
+      for (size_t i = 1; i < d.words.size(); ++i) sent_features += (d.words[i] >> 16) < feature_rows * n_out;
+    } else {
+      sent_features += uint64_t(feature_rows) * n_out;
+    }
   }
   for (EgressPort& e : mesh.egress_ports()) e.restart(wafer.clock());
   double bw = cfg_.machine.io_bytes_per_cycle;
@@ -432,10 +439,10 @@ WaferRun FcTrainer::run_kernel(uint32_t w, size_t l, bool backward, const std::v
   uint64_t macs = 0;
   for (const Pe& pe : wafer.pes()) macs += pe.counters.macs;
   stats.macs += macs - macs_before;
-  // Each weight not sent saves its AXPY over every batch row (forward), and its dX AXPY and dW
-  // dot product (backward; the first layer has no dX).
-  const uint64_t per_weight = backward ? (l > 0 ? 2 : 1) : 1;
-  stats.macs_skipped += (dense_weights - sent_weights) * batch_per_wafer_ * per_weight;
+  // Each weight not sent saves its AXPY over every batch row (forward), and its dW dot product
+  // and, for a feature row of a layer with a dX, its dX AXPY (backward).
+  stats.macs_skipped += (dense_weights - sent_weights) * batch_per_wafer_;
+  if (backward && l > 0) stats.macs_skipped += (dense_features - sent_features) * batch_per_wafer_;
   if (w == 0) {
     ++stats.runs;
     stats.cycles += run.cycles;

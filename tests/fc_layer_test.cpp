@@ -185,6 +185,39 @@ TEST(FcTraining, SparseWeightsSkipWorkAndWavelets) {
   EXPECT_LT(fs.cycles, fd.cycles);
 }
 
+// Sparsity 0.9 (topk, weights and biases) in mixed precision: in every layer and pass, MACs,
+// weights streamed and gradients leaving the wafer are at most 0.1 of dense plus rounding, and a
+// whole step takes at most a quarter of the dense step's cycles.
+TEST(FcTraining, SparsityTakesWorkAndCyclesOutOfBothPasses) {
+  Batch b = make_batch(32, 200, 10, 4);
+  RunConfig dense = fc_config({200, 96, 10}, 8, 4, 32, false, true);
+  RunConfig sparse = fc_config({200, 96, 10}, 8, 4, 32, true, true);
+  sparse.train.memoryx.sparsity.level = 0.9;
+  sparse.train.memoryx.sparsity.method = SparsityInit::TopK;
+  sparse.train.memoryx.sparsity.patterns = std::vector<SparsityPattern>{{".*", std::regex(".*"), {}, {}, {}}};
+  FcTrainer td(dense, 2), ts(sparse, 2);
+  const StepResult rd = td.train_step(b.x.data(), b.y.data());
+  const StepResult rs = ts.train_step(b.x.data(), b.y.data());
+  for (size_t l = 0; l < 2; ++l) {
+    const uint64_t numel = uint64_t(dense.train.layers[l] + 1) * dense.train.layers[l + 1];
+    for (bool bwd : {false, true}) {
+      const PassStats& d = bwd ? td.backward_stats()[l] : td.forward_stats()[l];
+      const PassStats& s = bwd ? ts.backward_stats()[l] : ts.forward_stats()[l];
+      const std::string what = "layer " + std::to_string(l) + (bwd ? " bwd" : " fwd");
+      EXPECT_EQ(d.weights_streamed, numel) << what;
+      // round(0.9 n) pruned per parameter: at most one kept weight of rounding per parameter.
+      EXPECT_LE(s.weights_streamed, numel / 10 + 2) << what;
+      EXPECT_LE(double(s.macs), 0.1 * double(d.macs) + 2.0 * 32 * 2) << what;
+      EXPECT_EQ(s.macs + s.macs_skipped, d.macs) << what;
+      if (bwd) {
+        EXPECT_EQ(d.gradient_wavelets, numel) << what;
+        EXPECT_EQ(s.gradient_wavelets, s.weights_streamed) << what;  // only the mask's positions leave
+      }
+    }
+  }
+  EXPECT_LE(double(rs.cycles), 0.25 * double(rd.cycles)) << rs.cycles << " vs dense " << rd.cycles;
+}
+
 TEST(FcTraining, FourWafersGiveTheSameStepAsOne) {
   Batch b = make_batch(16, 30, 5, 2);
   RunConfig one = fc_config({30, 12, 5}, 3, 2, 16, false);

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Layer cycles vs batch size and vs sparsity, against t_layer = max(t_compute, t_stream).
+"""Layer cycles vs batch size, precision and sparsity, against t_layer = max(t_compute, t_stream).
 
-Runs one training step of 784 -> 256 -> 10 on a 128 x 8 PE mesh for each setting and reads
-fc1's forward pass from report.json. Usage: docs/study/run_study.py [path/to/wse]"""
+Runs one training step of 784 -> 256 -> 10 on a 128 x 8 PE mesh of a WSE-2 for each setting and
+reads fc1's forward and backward passes from report.json. Prints the markdown tables of
+docs/weight-streaming-study.md. Usage: docs/study/run_study.py [path/to/wse]"""
 import json, math, os, subprocess, sys, tempfile
 
 wse = sys.argv[1] if len(sys.argv) > 1 else "build/release/wse"
@@ -10,37 +11,60 @@ Q, P, IN, OUT = 128, 8, 784, 256
 IO_WAVELETS = 176.47 / 4  # per cycle, shared by the Q ingress ports
 rate = min(1.0, IO_WAVELETS / Q)
 
-def run(batch, sparsity):
+
+def run(batch, precision, sparsity):
     d = tempfile.mkdtemp(prefix="wse_study_")
     cfg = os.path.join(d, "cfg.yaml")
-    enc = "sparse" if sparsity > 0 else "dense"
     with open(cfg, "w") as f:
         f.write(f"""machine: wse2
 mesh: {{width: {Q}, height: {P}}}
 kernel: fc_train
 model: {{layers: [{IN}, {OUT}, 10]}}
 data: {{train_samples: {batch}, eval_samples: 0}}
-training: {{batch_size: {batch}, max_steps: 1}}
-weights: {{encoding: {enc}}}
-""" + (f"sparsity: {{sparsity: {sparsity}}}\n" if sparsity > 0 else ""))
+training: {{batch_size: {batch}, max_steps: 1, precision: {precision}}}
+""" + (f"sparsity: {{sparsity: {sparsity}, init_method: topk}}\n" if sparsity > 0 else ""))
     subprocess.run([wse, "run", cfg, "--threads", "2", "--out", d], check=True, stdout=subprocess.DEVNULL)
     return json.load(open(os.path.join(d, "report.json")))
 
-print("| batch | rows/PE | sparsity | fc1 fwd cycles | stream phase | tail | t_stream | t_compute | max(model) | measured/model | bound |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
-for batch, sparsity in [(8, 0), (16, 0), (32, 0), (64, 0), (8, 0.5), (8, 0.9), (32, 0.5), (32, 0.9)]:
-    r = run(batch, sparsity)
-    f = r["layers"][0]["forward"]
+
+def model(batch, precision, sparsity, backward):
+    """Per-PE cycles of the busiest column's weights: the stream at its port's rate vs the data
+    tasks they trigger (every PE of the column runs every weight)."""
     br = math.ceil(batch / P)
-    # The busiest column's weights: its feature rows (784 split over 128 columns) x 256 outputs,
-    # pruned by the sparsity level; the last column also streams the bias row, which stays dense.
-    def nnz_col(c):
+    mixed = precision == "mixed"
+    # The busiest column: its feature rows x 256 outputs, pruned; the last also streams the bias row.
+    def weights(c):
         rows = IN * (c + 1) // Q - IN * c // Q
         return rows * OUT * (1 - sparsity) + (OUT if c == Q - 1 else 0)
-    nnz = max(nnz_col(c) for c in range(Q))
-    t_stream = nnz / rate
-    t_compute = nnz * (1 + br)  # one receive + ceil(br / 1) fp32 FMAC cycles per weight, on every PE of the column
-    model = max(t_stream, t_compute)
+    w = max(weights(c) for c in range(Q))
+    per_wavelet = 1 if sparsity > 0 else (2 if mixed else 1)  # weights a wavelet carries
+    wavelets = w / per_wavelet
+    t_stream = wavelets / rate
+    if not backward:
+        simd = 2 if mixed else 1  # @fmachs / @fmacs
+        per_weight = math.ceil(br / simd)
+    else:
+        # fc1 has no dX: dW is br one-element multiply-adds per weight, plus the cycle its
+        # partial sum takes on the datapath when its block streams down the column.
+        per_weight = br + 1
+    t_compute = wavelets * 1 + w * per_weight  # one receive per wavelet
+    return t_stream, t_compute
+
+
+def row(batch, precision, sparsity, f, backward):
+    t_stream, t_compute = model(batch, precision, sparsity, backward)
+    m = max(t_stream, t_compute)
     phase = f["stream_bound_cycles"] + f["compute_bound_cycles"]
     bound = "stream" if f["compute_bound_cycles"] < 0.1 * f["stream_bound_cycles"] else "compute"
-    print(f"| {batch} | {br} | {sparsity} | {f['cycles']} | {phase} | {f['tail_cycles']} | {t_stream:.0f} | {t_compute:.0f} | {model:.0f} | {phase / model:.2f} | {bound} |")
+    return (f"| {batch} | {math.ceil(batch / P)} | {precision} | {sparsity} | {'bwd' if backward else 'fwd'} | {f['cycles']} | "
+            f"{phase} | {f['tail_cycles']} | {t_stream:.0f} | {t_compute:.0f} | {m:.0f} | {phase / m:.2f} | {bound} |")
+
+
+print("| batch | rows/PE | precision | sparsity | pass | fc1 cycles | stream phase | tail | t_stream | t_compute | max(model) | measured/model | bound |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+settings = [(b, p, 0) for p in ("fp32", "mixed") for b in (8, 16, 32, 64)] + [(b, "mixed", s) for s in (0.5, 0.9) for b in (8, 32)]
+for batch, precision, sparsity in settings:
+    r = run(batch, precision, sparsity)
+    layer = r["layers"][0]
+    for backward in (False, True):
+        print(row(batch, precision, sparsity, layer["backward" if backward else "forward"], backward))
