@@ -302,9 +302,9 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
   if (n["pe_filters"]) s.pe_filters = uint32_t(count(n["pe_filters"], where, "pe_filters", MachineSpec::kMaxColours));
   u32("switch_positions", s.switch_positions, MachineSpec::kMaxSwitchPositions);
   if (n["switch_rx_and_tx"]) s.switch_rx_and_tx = scalar<bool>(n["switch_rx_and_tx"], where, "switch_rx_and_tx", "true or false");
-  if (s.pe_output_queue_depth + s.dsd_pipeline_cycles > MachineSpec::kMaxDepth + MachineSpec::kMaxLatency)
-    throw ConfigError(where + ": fields 'pe_output_queue_depth' + 'dsd_pipeline_cycles' exceed " +
-                      std::to_string(MachineSpec::kMaxDepth + MachineSpec::kMaxLatency) + " wavelets per output queue");
+  if (s.pe_output_queue_depth + s.dsd_pipeline_cycles > 16)
+    throw ConfigError(where + ": fields 'pe_output_queue_depth' + 'dsd_pipeline_cycles' exceed the 16 wavelets an output queue "
+                      "is modelled with (got " + std::to_string(s.pe_output_queue_depth) + " + " + std::to_string(s.dsd_pipeline_cycles) + ")");
   if (n["clock_hz"]) {
     s.clock_hz = scalar<double>(n["clock_hz"], where, "clock_hz", "a frequency in Hz");
     if (!(s.clock_hz > 0)) throw ConfigError(where + ": field 'clock_hz': expected a positive frequency");

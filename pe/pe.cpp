@@ -32,6 +32,9 @@ void Pe::attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
   for (Colour c : rx_colours) queue_of_[c] = int8_t(queues_.size()), queues_.push_back({c});
   credits_.fill(0);
   const uint32_t cap = spec.pe_output_queue_depth + spec.dsd_pipeline_cycles;
+  if (cap > PeOutputQueue::kSlots || cap == 0)
+    throw UsageError("machine spec: pe_output_queue_depth + dsd_pipeline_cycles must be in [1, " +
+                     std::to_string(PeOutputQueue::kSlots) + "], got " + std::to_string(cap));
   for (auto [c, n] : tx_credits) {
     credits_[c] = n;
     outq_of_[c] = int8_t(outq_.size());
@@ -71,7 +74,7 @@ bool Pe::idle() const {
 uint64_t Pe::outbox_wavelets() const {
   uint64_t n = 0;
   for (const auto& q : outq_) n += q.count;
-  if (main_active_ && main_.op.dst.kind == DsdKind::FabOut) n += main_.op.length - main_.done;
+  if (main_active_ && main_op_->op.dst.kind == DsdKind::FabOut) n += main_op_->op.length - main_op_->done;
   return n;
 }
 
@@ -208,7 +211,7 @@ Pe::Progress Pe::progress(ActiveOp& a, uint8_t thread, TileId self, Cycle now, S
     const bool last = i + 1 == op.length;
     q.payload[at] = out;
     q.flags[at] = uint8_t((op.dst.flags & kControl) | (last ? (op.dst.flags & kAdvanceSwitch) : 0));
-    q.ready[at] = now + spec.dsd_pipeline_cycles;
+    q.ready[at] = uint32_t(now + spec.dsd_pipeline_cycles);
     ++q.count;
   } else {
     std::memcpy(m + mem_elem_offset(op.dst, i, op.t_dst), &out, elem_bytes(op.t_dst));
@@ -319,10 +322,11 @@ void Pe::start_main(TileId self, Cycle now, Scheduler& s, const MachineSpec& spe
       return;
     }
     claim(a);
-    main_ = a;
-    main_.ready = now + spec.fabric_dsd_setup_cycles;  // the fabric DSDs are set up first (a latency, not datapath work)
+    if (!main_op_) main_op_ = std::make_unique<ActiveOp>();
+    *main_op_ = a;
+    main_op_->ready = now + spec.fabric_dsd_setup_cycles;  // the fabric DSDs are set up first (a latency, not datapath work)
     main_active_ = true;
-    if (can_progress(main_, now) == Progress::Moved) progress(main_, 0, self, now, s, spec);
+    if (can_progress(*main_op_, now) == Progress::Moved) progress(*main_op_, 0, self, now, s, spec);
     return;
   }
   run_task(self, now, s, spec);
@@ -379,7 +383,7 @@ bool Pe::drain(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
   for (size_t k = 1; k <= n; ++k) {
     const size_t i = (out_rr_ + k) % n;
     PeOutputQueue& q = outq_[i];
-    if (!q.count || q.ready[q.head] > now || !credits_[q.colour]) continue;
+    if (!q.count || !q.head_ready(now) || !credits_[q.colour]) continue;
     --credits_[q.colour];
     ramp_up_->flits.push({now + spec.ramp_latency_cycles, q.payload[q.head], q.colour, q.flags[q.head]});
     s.schedule(self, now + spec.ramp_latency_cycles);  // the router takes it from there
@@ -416,7 +420,7 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
   }
   if (now >= busy_until_) {
     if (main_active_) {
-      const Progress p = can_progress(main_, now);
+      const Progress p = can_progress(*main_op_, now);
       if (p == Progress::Moved) ready |= kMain;
       no_room |= p == Progress::NoRoom;
     } else if (program && main_can_start()) {
@@ -430,7 +434,7 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
     const int g = std::countr_zero(after ? after : order);
     grant_rr_ = uint8_t(g);
     if (g == microthreads_) {
-      if (main_active_) progress(main_, 0, self, now, s, spec);
+      if (main_active_) progress(*main_op_, 0, self, now, s, spec);
       else start_main(self, now, s, spec);
     } else {
       progress(uts_[size_t(g)], uint8_t(g + 1), self, now, s, spec);
@@ -454,8 +458,8 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
     waits_room |= p == Progress::NoRoom;
   }
   if (main_active_) {
-    const Progress p = can_progress(main_, soon);
-    if (p == Progress::Moved || p == Progress::NotReady) consider(std::max(main_.ready, busy_until_));
+    const Progress p = can_progress(*main_op_, soon);
+    if (p == Progress::Moved || p == Progress::NotReady) consider(std::max(main_op_->ready, busy_until_));
     waits_room |= p == Progress::NoRoom;
   } else if (busy_until_ > now || (program && main_can_start())) {
     consider(busy_until_);  // the main thread is free then and looks for work
@@ -463,7 +467,7 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
   // Sleeping with an op that waits for room: a send stall from the next cycle until woken.
   if (stall_from_ == kNever && waits_room && next != soon) stall_from_ = soon;
   for (const PeOutputQueue& q : outq_)
-    if (q.count && (q.ready[q.head] > now || credits_[q.colour])) consider(q.ready[q.head]);
+    if (q.count && (!q.head_ready(now) || credits_[q.colour])) consider(q.head_ready_at(now));
   if (next != kNever) s.schedule(self, next);
 }
 

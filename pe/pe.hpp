@@ -42,13 +42,17 @@ struct PeInputQueue {
   uint32_t slots[kSlots] = {};
 };
 
+// A colour's output queue: results wait `dsd_pipeline_cycles` here, then drain onto the RAMP.
 struct PeOutputQueue {
-  static constexpr uint32_t kSlots = MachineSpec::kMaxDepth + MachineSpec::kMaxLatency + 1;
+  static constexpr uint32_t kSlots = 16;  // pe_output_queue_depth + dsd_pipeline_cycles (config checks it)
   Colour colour = 0;
   uint8_t head = 0, count = 0, cap = 0;
   uint32_t payload[kSlots] = {};
   uint8_t flags[kSlots] = {};
-  Cycle ready[kSlots] = {};
+  uint32_t ready[kSlots] = {};  // low 32 bits of the cycle it may leave (always within a few cycles of now)
+  // Whether the head may leave at `now`, and when it may.
+  bool head_ready(Cycle now) const { return int32_t(uint32_t(now) - ready[head]) >= 0; }
+  Cycle head_ready_at(Cycle now) const { return Cycle(int64_t(now) + int32_t(ready[head] - uint32_t(now))); }
 };
 
 // A stretch of one PE's activity, for traces and activity dumps: a task (its receive and the
@@ -157,9 +161,10 @@ class Pe {
   uint8_t microthreads_ = 0;
   Cycle busy_until_ = 0;        // the main thread computes (a task's receive, memory ops) until then
   Cycle dispatch_at_ = 0;       // an async op issued now starts after the task's immediate work
-  // The main thread's streaming op and the items queued behind it.
+  // The main thread's streaming op (allocated on first use: most PEs of a full wafer never stream)
+  // and the items queued behind it.
   bool main_active_ = false;
-  ActiveOp main_;
+  std::unique_ptr<ActiveOp> main_op_;
   std::vector<MainItem> fifo_;  // ring buffer, allocated on first use
   uint8_t fifo_head_ = 0, fifo_count_ = 0;
   // Microthreads, allocated on the first asynchronous op.
