@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   std::string out_dir = "out";
   CLI::App* run = app.add_subcommand(
-      "run", "Run the kernel of a config (examples/gemv.yaml, examples/fc_mnist.yaml) and write DIR/report.json");
+      "run", "Run the kernel of a config (examples/gemv.yaml, examples/reduce.yaml, examples/fc_mnist.yaml) and write DIR/report.json");
   wse::TrainModes train_modes;
   run->add_flag("--validate_only", train_modes.validate_only, "Check the config and that every layer maps onto the mesh, list the parameters the sparsity block would sparsify; run nothing");
   run->add_flag("--compile_only", train_modes.compile_only,

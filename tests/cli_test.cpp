@@ -71,6 +71,31 @@ TEST(Cli, BadConfigsGiveAClearErrorAndExitCode2) {
   }
 }
 
+// The reduce kernel from the command line: its cycles on PE 0 and sums checked against the host;
+// the calibration's own settings (docs/machine-spec.md).
+TEST(Cli, ReduceReportsItsCyclesAndChecksTheSums) {
+  fs::path out = fs::temp_directory_path() / "wse_cli_test" / "reduce_out";
+  fs::remove_all(out);
+  fs::path cfg = write("reduce.yaml",
+                       "machine: wse2\nmesh: {width: 64, height: 1}\nkernel: reduce\nreduce: {algorithm: chain, elements: 100}\n");
+  Output o = wse("run " + cfg.string() + " --threads 2 --out " + out.string());
+  ASSERT_EQ(o.code, 0) << o.text;
+  EXPECT_NE(o.text.find("sums match the host's"), std::string::npos) << o.text;
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(out / "report.json"));
+  // 44 cycles of fabric DSD setup, 63 PEs x 6 cycles, 100 elements, one more to finish.
+  EXPECT_EQ(j["reduce"]["reduce_cycles"], 44 + 63 * 6 + 100 + 1);
+  EXPECT_EQ(j["reduce"]["matches_host_sum"], true);
+  EXPECT_LT(j["reduce"]["max_abs_error_vs_exact"].get<double>(), 1e-4);
+  fs::path tree = write("tree6.yaml", "mesh: {width: 6, height: 1}\nkernel: reduce\nreduce: {algorithm: tree, elements: 4}\n");
+  o = wse("run " + tree.string() + " --out " + out.string() + "_bad");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("field 'mesh.width': the tree reduce needs a power of two, got 6"), std::string::npos) << o.text;
+  fs::path alg = write("alg.yaml", "mesh: {width: 8, height: 1}\nkernel: reduce\nreduce: {algorithm: ring, elements: 4}\n");
+  o = wse("run " + alg.string() + " --out " + out.string() + "_bad");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("field 'reduce.algorithm': expected chain or tree, got 'ring'"), std::string::npos) << o.text;
+}
+
 TEST(Cli, MissingConfigFileAndBadFlags) {
   Output o = wse("run /nonexistent/gemv.yaml");
   EXPECT_EQ(o.code, 2);
