@@ -46,7 +46,7 @@ struct Lane {
     return count++ == 0;
   }
   bool pop() {
-    control &= ~(1u << head), advance &= ~(1u << head);
+    if (control | advance) control &= ~(1u << head), advance &= ~(1u << head);
     if (++head == kSlots) head = 0;
     return --count != 0;
   }

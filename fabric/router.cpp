@@ -102,15 +102,6 @@ void Router::special_head(size_t i, TileId self, Cycle now, Scheduler& s) {
   finish_head(i, self, now, s);
 }
 
-void Router::return_credit(const Lane& lane, Dir from, TileId self, Cycle now, Scheduler& s) {
-  if (Link* up = in[size_t(from)]) {
-    up->credits.push({now + 1, lane.colour});
-    s.schedule(up->src, now + 1);
-  } else {
-    s.schedule(self, now + 1);  // the ingress port feeding this lane may push again
-  }
-}
-
 void Router::apply_switch(Lane& lane, LaneExt& e, SwitchCommand cmd, TileId self, Cycle now, Scheduler& s) {
   if (!e.has_switch || cmd == SwitchCommand::Nop || cmd == SwitchCommand::Teardown) return;
   uint8_t next = e.position;
@@ -216,8 +207,23 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
   // Pop finished heads and return their credits upstream (or let an edge ingress port refill).
   for (uint32_t m = finished; m; m &= m - 1) {
     const auto i = size_t(std::countr_zero(m));
-    ++lanes[i].counters.wavelets;
-    finish_head(i, self, now, s);
+    Lane& lane = lanes[i];
+    ++lane.counters.wavelets;
+    if (lane.ext >= 0 || lane.front_control()) {
+      finish_head(i, self, now, s);
+      continue;
+    }
+    // A plain lane (the hot path): pop, return the credit, take the next head.
+    const bool more = lane.pop();
+    return_credit(lane, lane.rx, self, now, s);
+    if (more) {
+      if (lane.front_control()) {
+        special_head(i, self, now, s);
+      } else {
+        lane.pending = lane.tx;
+        for (uint32_t t = lane.tx; t; t &= t - 1) want_[size_t(std::countr_zero(t))] |= 1u << i;
+      }
+    }
   }
 
   // Step again next cycle only if some head can move then; otherwise sleep until a credit

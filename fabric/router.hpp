@@ -126,7 +126,14 @@ class Router {
   }
   // The head has left (or was filtered away): pop it, return its credit, apply its switch effect.
   void finish_head(size_t i, TileId self, Cycle now, Scheduler& s);
-  void return_credit(const Lane& lane, Dir from, TileId self, Cycle now, Scheduler& s);
+  void return_credit(const Lane& lane, Dir from, TileId self, Cycle now, Scheduler& s) {
+    if (Link* up = in[size_t(from)]) {
+      up->credits.push({now + 1, lane.colour});
+      s.schedule(up->src, now + 1);
+    } else {
+      s.schedule(self, now + 1);  // the ingress port feeding this lane may push again
+    }
+  }
   void apply_switch(Lane& lane, LaneExt& e, SwitchCommand cmd, TileId self, Cycle now, Scheduler& s);
   [[noreturn]] void overflow(const Lane& lane) const;
   bool can_send(const Lane& lane, int d, Cycle now) const {
