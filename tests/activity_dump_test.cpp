@@ -205,7 +205,7 @@ TEST(ActivityDump, CorruptOrTruncatedFilesGiveAClearError) {
     std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
     return p;
   };
-  expect_usage_error(temp_file("does-not-exist.wsad"), "cannot open");
+  expect_usage_error(temp_file("does-not-exist.wsad"), "file not found");
   expect_usage_error(write("empty.wsad", {}), "not an activity dump");
   expect_usage_error(write("text.wsad", {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', '\n'}), "not an activity dump");
   for (size_t keep : {size_t(8), size_t(64), good.size() / 2, good.size() - 1})

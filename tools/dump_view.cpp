@@ -4,6 +4,8 @@
 #include <iterator>
 
 #include "fabric/errors.hpp"
+#include "io/input_file.hpp"
+#include "io/memory_limit.hpp"
 #include "schemas/activity_dump_generated.h"
 
 namespace wse {
@@ -48,9 +50,8 @@ std::string str(const flatbuffers::String* s) { return s ? s->str() : std::strin
 
 DumpView load_dump_view(const std::filesystem::path& path) {
   Reader rd{path.string()};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) rd.fail("cannot open the file");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // A FlatBuffer is at most 2 GiB.
+  const std::vector<uint8_t> bytes = read_input_file(path, "activity dump", uint64_t(1) << 31);
   if (bytes.size() < 8 || !fb::ActivityDumpBufferHasIdentifier(bytes.data()))
     rd.fail("not an activity dump (no WSAD identifier; empty, truncated or another file type)");
   flatbuffers::Verifier verifier(bytes.data(), bytes.size(), 64, 100'000'000);
@@ -79,9 +80,25 @@ DumpView load_dump_view(const std::filesystem::path& path) {
   v.tiles.resize(ntiles);
   rd.column(d->tiles(), ntiles, "tiles", [&](size_t i, uint64_t delta) {
     tile += delta;
-    if (tile >= grid || (i > 0 && delta == 0)) rd.fail("tile ids out of range or not ascending");
+    if (delta >= grid || tile >= grid || (i > 0 && delta == 0)) rd.fail("tile ids out of range or not ascending");
     v.tiles[i] = uint32_t(tile);
   });
+
+  // The view is dense (a W x H grid per metric and interval, zeros for tiles not stored): make
+  // sure it fits before allocating it, so a huge mesh in a small file is refused, not a bad_alloc.
+  {
+    const auto count = [](const auto* v) -> uint64_t { return v ? v->size() : 0; };
+    const uint64_t pe_grids = add_sat(mul_sat(add_sat(count(d->pe_metrics()), 1), n), count(d->sram_buffers()));  // + busy_cycles
+    uint64_t cells = mul_sat(pe_grids, grid);
+    cells = add_sat(cells, mul_sat(mul_sat(count(d->link_metrics()), n), count(d->links())));
+    cells = add_sat(cells, mul_sat(mul_sat(count(d->colour_metrics()), n), d->colours()));
+    try {
+      check_memory(mul_sat(cells, sizeof(uint32_t)), "viewing it (a " + std::to_string(v.width) + "x" + std::to_string(v.height) + " mesh over " +
+                                                         std::to_string(n) + " intervals)");
+    } catch (const UsageError& e) {
+      rd.fail(e.what());
+    }
+  }
 
   auto metric_frames = [&](const fb::Metric* m, size_t expect_frames, size_t count, const char* what,
                            auto&& store) {
