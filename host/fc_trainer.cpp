@@ -8,6 +8,7 @@
 
 #include "host/fc_programs.hpp"
 #include "memoryx/gradient_stream.hpp"
+#include "memoryx/stream_validation.hpp"
 
 namespace wse {
 
@@ -395,7 +396,10 @@ WaferRun FcTrainer::run_kernel(uint32_t w, size_t l, bool backward, const std::v
     IngressPort& in = mesh.ingress_ports()[c];
     in.restart(start);
     if (c >= streams.size()) continue;
-    DecodedStream d = decode_weight_stream(*streams[c], "WeightStream for " + layer_name(l) + " column " + std::to_string(c));
+    const Split& f = features_[backward ? l + 1 : l];  // issue 11 hook: the stream must be the one this layer expects
+    const WeightStreamExpectation expect{uint32_t(l), k_in + 1, n_out, c, backward ? StreamPass::Backward : StreamPass::Forward, cfg_.train.memoryx.encoding,
+                                         {f.begin(c), f.begin(c) + f.size(c) + (!backward && c + 1 == q_ ? 1u : 0u)}, memoryx_->step()};
+    DecodedStream d = decode_weight_stream(*streams[c], "WeightStream for " + layer_name(l) + " column " + std::to_string(c), &expect);
     for (uint32_t word : d.words) in.enqueue(Wavelet{word, kWeightColour});
     words += d.words.size();
     sent_words += d.words.size() - 1;
@@ -531,7 +535,8 @@ void FcTrainer::backward(uint64_t step) {
     std::vector<std::vector<float>> received;
     for (uint32_t w = 0; w < wafers_.size(); ++w) {
       SharedBuffer msg = encode_gradient_stream({layer_name(l), uint32_t(l), w, k_in + 1, n_out, step, std::move(grads[w])});
-      received.push_back(decode_gradient_stream(*msg, "GradientStream of " + layer_name(l) + " from wafer " + std::to_string(w)).values);
+      const GradientStreamExpectation expect{uint32_t(l), k_in + 1, n_out, uint32_t(wafers_.size()), step};  // issue 11 hook
+      received.push_back(decode_gradient_stream(*msg, "GradientStream of " + layer_name(l) + " from wafer " + std::to_string(w), &expect).values);
     }
     last_grads_[l] = swarmx_->reduce(received);
     memoryx_->apply_gradient(l, last_grads_[l]);
