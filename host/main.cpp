@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
       "Host memory this run may use, e.g. 8G or 512M (default: what the OS reports available). A run whose estimate is "
       "larger is refused before it allocates";
   const char* threads_help =
-      "Worker threads (default: all hardware threads; at most one per mesh row, and the run says how many it used); results "
+      "Worker threads (default: all hardware threads; at most one per mesh row, or per column on a mesh with fewer rows, and the run says how many it used); results "
       "do not depend on it";
   CLI::App* run = app.add_subcommand(
       "run", "Run the kernel of a config (examples/gemv.yaml, examples/fc_mnist.yaml) and write DIR/report.json");
