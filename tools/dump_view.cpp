@@ -46,6 +46,13 @@ struct Reader {
 
 std::string str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
 
+// The verifier checks a vector's length word for 4-byte alignment, not its elements: a corrupt
+// buffer can put 8-byte numbers at an address 4 mod 8, and reading them is undefined (found by
+// fuzz_activity_dump). A writer's buffer never does; such a vector is a corrupt dump.
+bool aligned(const flatbuffers::Vector<uint64_t>* v) {
+  return reinterpret_cast<uintptr_t>(v->data()) % alignof(uint64_t) == 0;
+}
+
 }  // namespace
 
 DumpView load_dump_view(const std::filesystem::path& path) {
@@ -65,6 +72,7 @@ DumpView load_dump_view(const std::filesystem::path& path) {
   v.machine = str(d->machine()), v.layer = str(d->layer()), v.pass = str(d->pass());
   v.interval_cycles = d->interval_cycles(), v.cycles = d->cycles(), v.start_cycle = d->start_cycle();
   if (!d->interval_starts()) rd.fail("missing interval_starts");
+  if (!aligned(d->interval_starts())) rd.fail("corrupt: field 'interval_starts' is not 8-byte aligned");
   v.interval_starts.assign(d->interval_starts()->begin(), d->interval_starts()->end());
   const size_t n = v.interval_starts.size();
   for (size_t k = 0; k < n; ++k)
@@ -154,6 +162,7 @@ DumpView load_dump_view(const std::filesystem::path& path) {
   if (d->series()) {
     for (const fb::Series* s : *d->series()) {
       if (!s->values() || s->values()->size() != n) rd.fail("series '" + str(s->name()) + "' does not have one value per interval");
+      if (!aligned(s->values())) rd.fail("corrupt: the values of series '" + str(s->name()) + "' are not 8-byte aligned");
       v.series.push_back({str(s->name()), str(s->unit()), {s->values()->begin(), s->values()->end()}});
     }
   }
