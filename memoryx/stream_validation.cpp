@@ -41,6 +41,17 @@ void check_sparse(const WeightStreamFields& f, uint64_t positions, const std::st
   }
 }
 
+// The rules of each encoding, by its value on the wire. A new encoding (dense fp16 pairs, two
+// weights a word, say) adds its StreamEncoding value, a check_* function and a case here.
+using EncodingCheck = void (*)(const WeightStreamFields&, uint64_t positions, const std::string& what);
+EncodingCheck encoding_check(int encoding) {
+  switch (encoding) {
+    case int(StreamEncoding::Dense): return check_dense;
+    case int(StreamEncoding::Sparse): return check_sparse;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 uint64_t slice_positions(uint32_t rows, uint32_t cols, StreamPass pass, StreamSlice s) {
@@ -51,7 +62,8 @@ uint64_t slice_positions(uint32_t rows, uint32_t cols, StreamPass pass, StreamSl
 void validate_weight_stream(const WeightStreamFields& f, const std::string& what, const WeightStreamExpectation* expect) {
   if (f.pass != int(StreamPass::Forward) && f.pass != int(StreamPass::Backward))
     reject(what, "pass", "value " + std::to_string(f.pass) + " is not a known pass (expected 0 = Forward or 1 = Backward)");
-  if (f.encoding != int(StreamEncoding::Dense) && f.encoding != int(StreamEncoding::Sparse))
+  const EncodingCheck check_encoding = encoding_check(f.encoding);
+  if (!check_encoding)
     reject(what, "encoding", "value " + std::to_string(f.encoding) + " is not a known encoding (expected 0 = Dense or 1 = Sparse)");
   const auto pass = StreamPass(f.pass);
   const auto encoding = StreamEncoding(f.encoding);
@@ -69,10 +81,7 @@ void validate_weight_stream(const WeightStreamFields& f, const std::string& what
   if (f.nonzeros != f.payload_size)
     reject(what, "nonzeros", n(f.nonzeros) + " weights, but the payload carries " + n(f.payload_size));
   const uint64_t positions = slice_positions(f.rows, f.cols, pass, {f.row_begin, f.row_end});
-  switch (encoding) {
-    case StreamEncoding::Dense: check_dense(f, positions, what); break;
-    case StreamEncoding::Sparse: check_sparse(f, positions, what); break;
-  }
+  check_encoding(f, positions, what);
   if (!expect) return;
   const auto differs = [&](const char* field, uint64_t got, uint64_t want) {
     if (got != want) reject(what, field, n(got) + ", expected " + n(want) + " for the model reading it");

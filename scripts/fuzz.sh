@@ -32,7 +32,7 @@ for t in "${targets[@]}"; do
     exit 1
   fi
   execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$dir/log")
-  done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$dir/log" | tail -1)
+  done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$dir/log" | tail -1 || true)
   cov=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$done_line")
   ft=$(sed -nE 's/.* ft: ([0-9]+).*/\1/p' <<<"$done_line")
   corp=$(sed -nE 's/.* corp: ([0-9]+).*/\1/p' <<<"$done_line")
