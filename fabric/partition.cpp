@@ -4,12 +4,23 @@
 
 namespace wse {
 
+namespace {
+
+// Row bands; a mesh with fewer rows than workers (a single row, say) is cut into column bands.
+bool row_bands(MeshShape shape, unsigned workers) { return shape.height >= std::min<uint64_t>(workers, shape.width); }
+
+}  // namespace
+
+unsigned Partition::workers_for(MeshShape shape, unsigned workers) {
+  const uint32_t extent = row_bands(shape, workers) ? shape.height : shape.width;
+  return std::clamp<unsigned>(workers, 1, std::max<uint32_t>(1, std::min<uint32_t>(extent, 4096)));
+}
+
 Partition Partition::make(MeshShape shape, unsigned workers, unsigned bands_per_worker) {
   Partition p;
-  // Row bands; a mesh with fewer rows than workers (a single row, say) is cut into column bands.
-  const bool rows = shape.height >= std::min<uint64_t>(workers, shape.width);
+  const bool rows = row_bands(shape, workers);
   const uint32_t extent = rows ? shape.height : shape.width;
-  p.workers = std::clamp<unsigned>(workers, 1, std::min<uint32_t>(extent, 4096));
+  p.workers = workers_for(shape, workers);
   // More bands balance a sweeping wave better, but every band edge costs a mailbox post per
   // crossing wavelet: keep bands at 64 tiles or more.
   const uint64_t by_size = std::max<uint64_t>(1, shape.tiles() / (64 * uint64_t(p.workers)));

@@ -23,6 +23,8 @@ struct Partition {
   // `workers` is clamped to [1, rows] (or [1, columns] for a mesh with fewer rows than workers);
   // each worker gets up to bands_per_worker bands, fewer on small meshes (bands of >= 64 tiles).
   static Partition make(MeshShape shape, unsigned workers, unsigned bands_per_worker = 16);
+  // The workers make() would use for `workers` asked: what a run reports as its threads.
+  static unsigned workers_for(MeshShape shape, unsigned workers);
 };
 
 }  // namespace wse

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "io/output_file.hpp"
+
 namespace wse {
 
 namespace {
@@ -32,8 +34,12 @@ int finalize_checkpoint_command(const std::filesystem::path& input, const std::f
     total += n;
   }
   if (!total) std::printf("  no NaN sentinels: %s is already dense\n", input.string().c_str());
-  if (!output.parent_path().empty()) std::filesystem::create_directories(output.parent_path());
-  write_safetensors(output, ckpt);
+  if (!output.parent_path().empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(output.parent_path(), ec);
+    if (ec) throw_output_error("--output", output.parent_path(), "create it", ec.value());
+  }
+  write_safetensors(output, ckpt);  // atomically: --output may equal --input
   std::printf("  wrote %s\n", output.string().c_str());
   return 0;
 }

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <set>
 
 namespace wse {
@@ -36,7 +37,8 @@ T scalar(const YAML::Node& n, const std::string& where, const std::string& field
 
 uint64_t positive(const YAML::Node& n, const std::string& where, const std::string& field, uint64_t max) {
   double v = scalar<double>(n, where, field, "a positive integer");  // accepts 1e6 as well as 1000000
-  if (!(v >= 1) || v != double(uint64_t(v)) || v > double(max))
+  // Range first: converting a double beyond uint64_t is undefined (found by fuzz_run_config).
+  if (!(v >= 1) || v > double(max) || v != std::floor(v))
     throw ConfigError(where + ": field '" + field + "': expected an integer in [1, " + std::to_string(max) + "], got " +
                       describe(n));
   return uint64_t(v);
@@ -46,7 +48,9 @@ void check_keys(const YAML::Node& map, const std::string& where, const std::stri
                 const std::set<std::string>& allowed) {
   if (!map.IsMap()) throw ConfigError(where + ": field '" + prefix + "': expected a mapping, got " + describe(map));
   for (const auto& kv : map) {
-    std::string key = kv.first.as<std::string>();
+    if (!kv.first.IsScalar())
+      throw ConfigError(where + ": " + (prefix.empty() ? std::string("at the top level") : "field '" + prefix + "'") + ": a key is " + describe(kv.first) + ", expected a field name");
+    std::string key = kv.first.Scalar();
     if (!allowed.count(key)) {
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
@@ -67,7 +71,7 @@ YAML::Node load_yaml(const std::filesystem::path& path, const std::string& what)
 
 uint64_t count(const YAML::Node& n, const std::string& where, const std::string& field, uint64_t max) {
   double v = scalar<double>(n, where, field, "a non-negative integer");
-  if (!(v >= 0) || v != double(uint64_t(v)) || v > double(max))
+  if (!(v >= 0) || v > double(max) || v != std::floor(v))
     throw ConfigError(where + ": field '" + field + "': expected an integer in [0, " + std::to_string(max) + "], got " + describe(n));
   return uint64_t(v);
 }
@@ -120,6 +124,18 @@ SparsityInit sparsity_init(const YAML::Node& n, const std::string& where, const 
 SparsityPattern sparsity_pattern(const YAML::Node& n, const std::string& where, const std::string& field) {
   SparsityPattern p;
   p.pattern = scalar<std::string>(n, where, field, "a regular expression");
+  // std::regex compiles (and matches) by recursion: bound what it is given, so a pathological
+  // pattern is an error, not a stack overflow. Parameter names are short; so are their patterns.
+  constexpr size_t kMaxLength = 256, kMaxDepth = 16;
+  size_t depth = 0, max_depth = 0;
+  for (char c : p.pattern) {
+    if (c == '(' || c == '[') max_depth = std::max(max_depth, ++depth);
+    if ((c == ')' || c == ']') && depth) --depth;
+  }
+  if (p.pattern.size() > kMaxLength || max_depth > kMaxDepth)
+    throw ConfigError(where + ": field '" + field + "': a regex of " + std::to_string(p.pattern.size()) + " characters nested " +
+                      std::to_string(max_depth) + " deep; expected at most " + std::to_string(kMaxLength) + " characters and " +
+                      std::to_string(kMaxDepth) + " levels of brackets");
   try {
     p.re = std::regex(p.pattern, std::regex::ECMAScript);
   } catch (const std::regex_error& e) {
@@ -150,7 +166,8 @@ void load_sparsity(SparsityConfig& sc, const YAML::Node& n, const std::string& w
   } else if (pats.IsMap()) {
     // regex -> overrides, in the order written: the first match wins.
     for (const auto& kv : pats) {
-      const std::string key = kv.first.as<std::string>();
+      if (!kv.first.IsScalar()) throw ConfigError(where + ": field '" + f + "': a key is " + describe(kv.first) + ", expected a regex");
+      const std::string key = kv.first.Scalar();
       const std::string kf = f + "." + key;
       SparsityPattern p = sparsity_pattern(kv.first, where, f);
       if (kv.second && !kv.second.IsNull()) {
@@ -316,19 +333,43 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
   }
 }
 
+namespace {
+
+// Any YAML exception the checks above did not turn into a message of their own (a conversion
+// yaml-cpp refuses in a way not foreseen) is still the file's fault: name it.
+template <class Fn>
+auto naming(const std::string& where, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(where + ": " + e.what());
+  }
+}
+
+}  // namespace
+
 MachineSpec load_machine(const std::string& name_or_path) {
   std::filesystem::path path = name_or_path;
   if (path.extension() != ".yaml" && path.extension() != ".yml") path = machines_dir() / (name_or_path + ".yaml");
   if (!std::filesystem::exists(path))
     throw ConfigError("machine preset '" + name_or_path + "' not found (looked for " + path.string() +
                       "; presets: wse2, wse3)");
-  MachineSpec spec;
-  apply_machine_fields(spec, load_yaml(path, "machine preset"), "machine preset " + path.string());
-  return spec;
+  const std::string where = "machine preset " + path.string();
+  return naming(where, [&] {
+    MachineSpec spec;
+    apply_machine_fields(spec, load_yaml(path, "machine preset"), where);
+    return spec;
+  });
 }
+
+static RunConfig load_run_config_checked(const std::filesystem::path& path, const std::string& where);
 
 RunConfig load_run_config(const std::filesystem::path& path) {
   const std::string where = "config " + path.string();
+  return naming(where, [&] { return load_run_config_checked(path, where); });
+}
+
+static RunConfig load_run_config_checked(const std::filesystem::path& path, const std::string& where) {
   YAML::Node root = load_yaml(path, "config");
   if (!root.IsMap()) throw ConfigError(where + ": expected a mapping at the top level");
   check_keys(root, where, "",
@@ -339,7 +380,7 @@ RunConfig load_run_config(const std::filesystem::path& path) {
 
   YAML::Node m = root["machine"];
   if (!m || m.IsScalar()) {
-    cfg.machine = load_machine(m ? m.as<std::string>() : "wse2");
+    cfg.machine = load_machine(m ? m.Scalar() : "wse2");
   } else if (m.IsMap()) {
     std::string preset = m["preset"] ? scalar<std::string>(m["preset"], where, "machine.preset", "a preset name") : "wse2";
     cfg.machine = load_machine(preset);

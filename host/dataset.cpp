@@ -2,13 +2,18 @@
 
 #include <zlib.h>
 
+#include <fstream>
 #include <memory>
 
 #include "fabric/errors.hpp"
+#include "io/memory_limit.hpp"
 
 namespace wse {
 
 namespace {
+
+constexpr uint32_t kImageMagic = 0x00000803, kLabelMagic = 0x00000801;
+constexpr uint32_t kMaxFeatures = 1u << 24;  // 4096 x 4096 pixels: far beyond any IDX image set
 
 std::filesystem::path find(const std::filesystem::path& dir, const std::string& name) {
   for (const std::string& candidate : {name, name + ".gz"})
@@ -16,15 +21,24 @@ std::filesystem::path find(const std::filesystem::path& dir, const std::string& 
   throw UsageError("dataset file " + (dir / name).string() + "[.gz] not found (Debian: apt-get install dataset-fashion-mnist)");
 }
 
+[[noreturn]] void fail(const std::filesystem::path& p, const std::string& why) {
+  throw UsageError("dataset file " + p.string() + ": " + why);
+}
+
 // gzread reads plain files too.
 struct Reader {
   std::filesystem::path path;
   std::unique_ptr<gzFile_s, int (*)(gzFile)> f{nullptr, gzclose};
   explicit Reader(std::filesystem::path p) : path(std::move(p)), f(gzopen(path.c_str(), "rb"), gzclose) {
-    if (!f) throw UsageError("dataset file " + path.string() + ": cannot open");
+    if (!f) fail(path, "cannot open");
   }
-  void read(void* out, size_t n) {
-    if (gzread(f.get(), out, unsigned(n)) != int(n)) throw UsageError("dataset file " + path.string() + ": truncated or not gzip/IDX");
+  void read(void* out, uint64_t n) {
+    auto* p = static_cast<uint8_t*>(out);
+    while (n) {  // gzread takes an unsigned count: read in pieces
+      const unsigned chunk = unsigned(std::min<uint64_t>(n, 1u << 30));
+      if (gzread(f.get(), p, chunk) != int(chunk)) fail(path, "truncated or not gzip/IDX");
+      p += chunk, n -= chunk;
+    }
   }
   uint32_t be32() {
     uint8_t b[4];
@@ -33,26 +47,85 @@ struct Reader {
   }
 };
 
+// The bytes the file holds once uncompressed: its length, or, gzipped, the size its trailer
+// records (modulo 2^32, as gzip keeps it). `exact` is false for the latter.
+uint64_t content_size(const std::filesystem::path& p, bool& exact) {
+  std::ifstream in(p, std::ios::binary | std::ios::ate);
+  if (!in) fail(p, "cannot open");
+  const uint64_t size = uint64_t(in.tellg());
+  in.seekg(0);
+  unsigned char magic[2] = {0, 0};
+  in.read(reinterpret_cast<char*>(magic), 2);
+  exact = !(size >= 18 && magic[0] == 0x1f && magic[1] == 0x8b);
+  if (exact) return size;
+  unsigned char t[4];
+  in.seekg(std::streamoff(size - 4));
+  in.read(reinterpret_cast<char*>(t), 4);
+  return uint64_t(t[0]) | uint64_t(t[1]) << 8 | uint64_t(t[2]) << 16 | uint64_t(t[3]) << 24;
+}
+
+void check_length(const std::filesystem::path& p, uint64_t expected, const std::string& what) {
+  bool exact = true;
+  const uint64_t have = content_size(p, exact);
+  if (exact ? have != expected : have != (expected & 0xffffffffu))
+    fail(p, "the header says " + what + ", " + std::to_string(expected) + " bytes in all, but the file holds " +
+                (exact ? std::to_string(have) + " bytes" : "a gzip stream of " + std::to_string(have) + " bytes (mod 2^32)"));
+}
+
 }  // namespace
 
-Dataset load_idx_dataset(const std::filesystem::path& dir, const std::string& prefix, uint32_t limit) {
-  Reader img(find(dir, prefix + "-images-idx3-ubyte")), lab(find(dir, prefix + "-labels-idx1-ubyte"));
-  if (img.be32() != 0x00000803) throw UsageError("dataset file " + img.path.string() + ": not an IDX3 image file (bad magic)");
-  if (lab.be32() != 0x00000801) throw UsageError("dataset file " + lab.path.string() + ": not an IDX1 label file (bad magic)");
-  const uint32_t n = img.be32(), rows = img.be32(), cols = img.be32(), nl = lab.be32();
-  if (n != nl) throw UsageError("dataset " + prefix + ": " + std::to_string(n) + " images but " + std::to_string(nl) + " labels");
+IdxInfo inspect_idx_files(const std::filesystem::path& images, const std::filesystem::path& labels) {
+  IdxInfo info{images, labels};
+  Reader img(images), lab(labels);
+  if (const uint32_t m = img.be32(); m != kImageMagic)
+    fail(images, "magic " + std::to_string(m) + " is not an IDX3 image file's (expected 2051 = 0x00000803)");
+  if (const uint32_t m = lab.be32(); m != kLabelMagic)
+    fail(labels, "magic " + std::to_string(m) + " is not an IDX1 label file's (expected 2049 = 0x00000801)");
+  info.count = img.be32(), info.rows = img.be32(), info.cols = img.be32();
+  const uint32_t nl = lab.be32();
+  if (info.rows == 0 || info.cols == 0 || uint64_t(info.rows) * info.cols > kMaxFeatures)
+    fail(images, "image size " + std::to_string(info.rows) + " x " + std::to_string(info.cols) + " is out of range (1 to " +
+                     std::to_string(kMaxFeatures) + " pixels)");
+  if (info.count != nl)
+    throw UsageError("dataset " + images.string() + ": " + std::to_string(info.count) + " images but " + labels.string() + " has " +
+                     std::to_string(nl) + " labels");
+  check_length(images, 16 + uint64_t(info.count) * info.features(),
+               std::to_string(info.count) + " images of " + std::to_string(info.rows) + " x " + std::to_string(info.cols) + " pixels");
+  check_length(labels, 8 + uint64_t(nl), std::to_string(nl) + " labels");
+  return info;
+}
+
+IdxInfo inspect_idx_dataset(const std::filesystem::path& dir, const std::string& prefix) {
+  const auto images = find(dir, prefix + "-images-idx3-ubyte");  // images first: the error names the first file missing
+  return inspect_idx_files(images, find(dir, prefix + "-labels-idx1-ubyte"));
+}
+
+Dataset load_idx_files(const std::filesystem::path& images, const std::filesystem::path& labels, uint32_t limit) {
+  const IdxInfo info = inspect_idx_files(images, labels);
   Dataset d;
-  d.count = limit ? std::min(limit, n) : n;
-  d.features = rows * cols;
-  std::vector<uint8_t> pixels(size_t(d.count) * d.features);
-  img.read(pixels.data(), pixels.size());
+  d.count = limit ? std::min(limit, info.count) : info.count;
+  d.features = info.features();
+  const uint64_t pixels = uint64_t(d.count) * d.features;
+  check_memory(pixels * (1 + sizeof(float)) + d.count, "dataset " + images.string() + " (" + std::to_string(d.count) + " samples)");
+  Reader img(images), lab(labels);
+  uint8_t skip[16];
+  img.read(skip, 16);
+  lab.read(skip, 8);
+  std::vector<uint8_t> raw(pixels);
+  img.read(raw.data(), raw.size());
   d.labels.resize(d.count);
   lab.read(d.labels.data(), d.labels.size());
-  d.images.resize(pixels.size());
-  for (size_t i = 0; i < pixels.size(); ++i) d.images[i] = float(pixels[i]) / 255.0f;
-  for (uint8_t l : d.labels)
-    if (l > 9) throw UsageError("dataset file " + lab.path.string() + ": label " + std::to_string(l) + " is not a class 0-9");
+  d.images.resize(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) d.images[i] = float(raw[i]) / 255.0f;
+  for (uint32_t i = 0; i < d.count; ++i)
+    if (d.labels[i] > 9)
+      fail(labels, "label " + std::to_string(d.labels[i]) + " of sample " + std::to_string(i) + " is not a class 0-9");
   return d;
+}
+
+Dataset load_idx_dataset(const std::filesystem::path& dir, const std::string& prefix, uint32_t limit) {
+  const auto images = find(dir, prefix + "-images-idx3-ubyte");
+  return load_idx_files(images, find(dir, prefix + "-labels-idx1-ubyte"), limit);
 }
 
 }  // namespace wse

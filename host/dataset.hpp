@@ -1,7 +1,10 @@
 #pragma once
-// Image classification data from IDX files (MNIST, Fashion-MNIST), plain or gzipped.
+// Image classification data from IDX files (MNIST, Fashion-MNIST), plain or gzipped. Headers are
+// checked up front against the file's length (for a gzipped file, against the uncompressed size
+// its trailer records) before any pixel is read or any memory is taken for them.
 #include <cstdint>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 namespace wse {
@@ -12,8 +15,21 @@ struct Dataset {
   std::vector<uint8_t> labels;
 };
 
-// Reads <dir>/<prefix>-images-idx3-ubyte[.gz] and <prefix>-labels-idx1-ubyte[.gz], at most
-// `limit` samples (0 = all). Throws UsageError naming the file when it is missing or malformed.
+// What a pair of IDX files holds, from their headers.
+struct IdxInfo {
+  std::filesystem::path images, labels;
+  uint32_t count = 0, rows = 0, cols = 0;
+  uint32_t features() const { return rows * cols; }
+};
+
+// <dir>/<prefix>-images-idx3-ubyte[.gz] and <prefix>-labels-idx1-ubyte[.gz]: found, headers read
+// and checked. Throws UsageError naming the file, the field and what was expected.
+IdxInfo inspect_idx_dataset(const std::filesystem::path& dir, const std::string& prefix);
+IdxInfo inspect_idx_files(const std::filesystem::path& images, const std::filesystem::path& labels);
+
+// Reads at most `limit` samples (0 = all). Throws UsageError naming the file when it is missing
+// or malformed (a label outside 0-9 included).
 Dataset load_idx_dataset(const std::filesystem::path& dir, const std::string& prefix, uint32_t limit);
+Dataset load_idx_files(const std::filesystem::path& images, const std::filesystem::path& labels, uint32_t limit);
 
 }  // namespace wse

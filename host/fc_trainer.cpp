@@ -8,6 +8,7 @@
 
 #include "host/fc_programs.hpp"
 #include "memoryx/gradient_stream.hpp"
+#include "memoryx/stream_validation.hpp"
 
 namespace wse {
 
@@ -405,7 +406,10 @@ WaferRun FcTrainer::run_kernel(uint32_t w, size_t l, bool backward, const std::v
     IngressPort& in = mesh.ingress_ports()[c];
     in.restart(start);
     if (c >= streams.size()) continue;
-    DecodedStream d = decode_weight_stream(*streams[c], "WeightStream for " + layer_name(l) + " column " + std::to_string(c));
+    const Split& f = features_[l];  // the stream must be the one this layer expects (both passes: the K-slice)
+    const WeightStreamExpectation expect{uint32_t(l), k_in + 1, n_out, c, backward ? StreamPass::Backward : StreamPass::Forward, cfg_.train.memoryx.encoding,
+                                         {f.begin(c), f.begin(c) + f.size(c) + (c + 1 == q_ ? 1u : 0u)}, memoryx_->step()};
+    DecodedStream d = decode_weight_stream(*streams[c], "WeightStream for " + layer_name(l) + " column " + std::to_string(c), &expect);
     for (uint32_t word : d.words) in.enqueue(Wavelet{word, kWeightColour});
     words += d.words.size();
     sent_weights += d.weights;
@@ -565,7 +569,8 @@ void FcTrainer::backward(uint64_t step) {
       }
       // Each wafer's dW leaves as a GradientStream message; SwarmX sums them up its tree.
       SharedBuffer msg = encode_gradient_stream(g);
-      received.push_back(decode_gradient_stream(*msg, "GradientStream of " + layer_name(l) + " from wafer " + std::to_string(w)).values);
+      const GradientStreamExpectation expect{uint32_t(l), k_in + 1, n_out, uint32_t(wafers_.size()), step};
+      received.push_back(decode_gradient_stream(*msg, "GradientStream of " + layer_name(l) + " from wafer " + std::to_string(w), &expect).values);
       for (uint32_t r = 0; r < p_; ++r)
         for (uint32_t c = 0; c < q_; ++c) {
           Geom geom{r, c, p_, q_, rows_.size(r), rows_.begin(r)};

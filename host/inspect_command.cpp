@@ -5,15 +5,14 @@
 #include <iterator>
 
 #include "fabric/errors.hpp"
+#include "io/input_file.hpp"
 #include "memoryx/gradient_stream.hpp"
 #include "memoryx/weight_stream.hpp"
 
 namespace wse {
 
 int inspect_stream_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(path.string() + ": file not found");
-  const Buffer bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const Buffer bytes = read_input_file(path, "stream", uint64_t(1) << 31);  // a FlatBuffer is at most 2 GiB
   const std::string what = path.string();
   if (bytes.size() >= 8 && std::string(bytes.begin() + 4, bytes.begin() + 8) == "WSGS") {
     GradientMessage g = decode_gradient_stream(bytes, what);

@@ -1,20 +1,26 @@
 // wse: the command-line entry point of the emulator.
+#include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <new>
 #include <thread>
 
 #include "fabric/log.hpp"
+#include "fabric/partition.hpp"
 #include "host/checkpoint_command.hpp"
-#include "host/job.hpp"
-#include "host/trace_command.hpp"
 #include "host/inspect_command.hpp"
-#include "host/viz_command.hpp"
+#include "host/job.hpp"
+#include "host/memory_budget.hpp"
+#include "host/trace_command.hpp"
 #include "host/train_job.hpp"
+#include "host/viz_command.hpp"
+#include "io/memory_limit.hpp"
+#include "io/output_dir.hpp"
+#include "io/output_file.hpp"
 
 namespace {
 
@@ -26,25 +32,27 @@ wse::ProgressFn progress_line(bool tty) {
 
 int run_command(const std::string& config, unsigned threads, const std::filesystem::path& out_dir, wse::TrainModes modes) {
   wse::RunConfig cfg = wse::load_run_config(config);
+  wse::check_run_memory(cfg);  // before anything big is built
   modes.tty = isatty(STDOUT_FILENO);
   if (cfg.kernel == "fc_train") return wse::run_training(cfg, threads, out_dir, modes);
+  if (!modes.resume.empty()) throw wse::UsageError("--resume: config " + config + " runs kernel " + cfg.kernel + ", which does not train");
   if (modes.validate_only || modes.compile_only) {
     std::printf("wse: config %s is valid (kernel %s)\n", config.c_str(), cfg.kernel.c_str());
     return 0;
   }
-  std::filesystem::create_directories(out_dir);
+  wse::OutputDir out(out_dir, {"--out", modes.overwrite, false, modes.command});  // writable, and this run's own
   const bool tty = isatty(STDOUT_FILENO);
   wse::ProgressFn progress = progress_line(tty);
   const std::string what = cfg.kernel == "reduce"
                                ? cfg.reduce.algorithm + " reduce of " + std::to_string(cfg.reduce.elements) + " fp32 per PE"
                                : std::to_string(cfg.gemv.rows) + "x" + std::to_string(cfg.gemv.cols);
   std::cout << "wse: " << cfg.kernel << " " << what << " on a " << cfg.mesh.width << "x" << cfg.mesh.height << " "
-            << cfg.machine.name << " mesh, " << threads << " thread(s)" << std::endl;
+            << cfg.machine.name << " mesh, " << wse::Partition::workers_for(cfg.mesh, threads) << " thread(s)" << std::endl;
   wse::JobResult r = wse::run_job(cfg, threads, progress);
   if (tty) std::fprintf(stderr, "\r\033[K");
   const auto& j = r.report;
-  const std::filesystem::path report = out_dir / "report.json";
-  std::ofstream(report) << j.dump(2) << "\n";
+  const std::filesystem::path report = out.entry("report.json");
+  wse::write_file_atomic(report, j.dump(2) + "\n", "report");
   std::printf("  cycles            %llu (%.3f us at %.0f MHz)\n", (unsigned long long)j["cycles"].get<uint64_t>(),
               double(j["cycles"].get<uint64_t>()) / cfg.machine.clock_hz * 1e6, cfg.machine.clock_hz / 1e6);
   if (j.contains("reduce"))
@@ -69,8 +77,6 @@ int trace_command(wse::TraceOptions opt, const std::string& rect) {
   if (!rect.empty()) opt.rect = wse::parse_rect(rect);
   const bool tty = isatty(STDOUT_FILENO);
   opt.progress = progress_line(tty);
-  std::cout << "wse: tracing " << opt.config.string() << " (layer " << (opt.layer.empty() ? "all" : opt.layer) << ", "
-            << opt.pass << ") every " << opt.interval << " cycles, " << opt.threads << " thread(s)" << std::endl;
   wse::TraceResult r = wse::run_trace(opt);
   if (tty) std::fprintf(stderr, "\r\033[K");
   std::fflush(stdout);
@@ -78,14 +84,35 @@ int trace_command(wse::TraceOptions opt, const std::string& rect) {
   return 0;
 }
 
+// The command line as typed, for the output directory's record.
+std::string command_line(int argc, char** argv) {
+  std::string s = "wse";
+  for (int i = 1; i < argc; ++i) s += std::string(" ") + argv[i];
+  return s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Past a file-size limit (ulimit -f) a write then fails with EFBIG, which is reported with the
+  // file's name like any other write error, instead of the process being killed by SIGXFSZ.
+  signal(SIGXFSZ, SIG_IGN);
+
   CLI::App app{"wse: a cycle-level emulator of a Cerebras-style wafer-scale engine"};
   app.require_subcommand(1);
   std::string config;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   std::string out_dir = "out";
+  std::string max_memory;
+  const char* overwrite_help =
+      "Replace the previous wse run in a non-empty output directory: removes exactly the files its DIR/.wse-run lists, "
+      "when this run writes its first file. Without it a non-empty output directory is refused";
+  const char* memory_help =
+      "Host memory this run may use, e.g. 8G or 512M (default: what the OS reports available). A run whose estimate is "
+      "larger is refused before it allocates";
+  const char* threads_help =
+      "Worker threads (default: all hardware threads; at most one per mesh row, or per column on a mesh with fewer rows, and the run says how many it used); results "
+      "do not depend on it";
   CLI::App* run = app.add_subcommand(
       "run", "Run the kernel of a config (examples/gemv.yaml, examples/reduce.yaml, examples/fc_mnist.yaml) and write DIR/report.json");
   wse::TrainModes train_modes;
@@ -93,9 +120,15 @@ int main(int argc, char** argv) {
   run->add_flag("--compile_only", train_modes.compile_only,
                 "Write DIR/mesh_program.json (placement, colours, routes, SRAM plan per PE) and DIR/streams/*.wsws; train nothing");
   run->add_option("config", config, "Run config (YAML)")->required();
-  run->add_option("--threads", threads, "Worker threads (default: all hardware threads); results do not depend on it")
-      ->check(CLI::Range(1u, 4096u));
-  run->add_option("--out", out_dir, "Directory for report.json, checkpoints and compile output (default: out)");
+  run->add_option("--threads", threads, threads_help)->check(CLI::Range(1u, 4096u));
+  run->add_option("--out", out_dir,
+                  "Directory for report.json, checkpoints and compile output (default: out); it must be new or empty, "
+                  "see --overwrite");
+  run->add_flag("--overwrite", train_modes.overwrite, overwrite_help);
+  run->add_option("--max-memory", max_memory, memory_help);
+  run->add_option("--resume", train_modes.resume,
+                  "Finish the training run a checkpoint came from (one an interrupted run wrote, or any of its periodic ones): "
+                  "train from its step to the step that run was to end at, with the same config, into a new --out");
   std::string logging = "INFO";
   run->add_option("--logging", logging, "Log level: DEBUG (also logs each parameter as it is sparsified), INFO (default), WARNING")
       ->check(CLI::IsMember({"DEBUG", "INFO", "WARNING"}, CLI::ignore_case));
@@ -108,24 +141,29 @@ int main(int argc, char** argv) {
   trace->add_option("--pass", trace_opt.pass, "Pass to record: fwd or bwd (default fwd; bwd for training layers only)");
   trace->add_option("--interval", trace_opt.interval, "Cycles per dump interval (default 1000)")
       ->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
-  trace->add_option("--out", out_dir, "Output directory (default: out)");
-  trace->add_option("--threads", threads, "Worker threads; results do not depend on it")->check(CLI::Range(1u, 4096u));
+  trace->add_option("--out", out_dir, "Output directory (default: out); it must be new or empty, see --overwrite");
+  trace->add_flag("--overwrite", trace_opt.overwrite, overwrite_help);
+  trace->add_option("--max-memory", max_memory, memory_help);
+  trace->add_option("--threads", threads, threads_help)->check(CLI::Range(1u, 4096u));
   trace->add_option("--rect", rect, "PEs whose tasks go into trace.json: x0,y0,x1,y1 inclusive (default: kernel's top-left 4x4)");
   trace->add_option("--top", trace_opt.top_n, "Rows in the hottest links and colours tables (default 10)");
   std::string inspect_file;
-  CLI::App* inspect = app.add_subcommand("inspect", "Show what a WeightStream (.wsws) or GradientStream (.wsgs) file holds");
+  CLI::App* inspect = app.add_subcommand("inspect", "Show what a WeightStream (.wsws) or GradientStream (.wsgs) file holds, after checking it in structure and meaning");
   inspect->add_option("file", inspect_file, "FlatBuffers message file")->required();
   std::string viz_dump, viz_metric;
+  bool viz_overwrite = false;
   CLI::App* viz = app.add_subcommand(
       "viz", "Pictures of an activity dump: DIR/<metric>.png, DIR/frames/<metric>_NNNN.png, DIR/index.html");
   viz->add_option("dump", viz_dump, "Activity dump (DIR/activity.wsad from wse trace)")->required();
-  viz->add_option("--out", out_dir, "Output directory (default: out)");
+  viz->add_option("--out", out_dir, "Output directory (default: out); it must be new or empty, see --overwrite");
+  viz->add_flag("--overwrite", viz_overwrite, overwrite_help);
+  viz->add_option("--max-memory", max_memory, memory_help);
   viz->add_option("--metric", viz_metric, "Only this metric's PNGs (default: every metric)");
   std::string ckpt_in, ckpt_out;
   CLI::App* finalize = app.add_subcommand(
       "finalize-checkpoint", "Make a sparse run's checkpoint dense: every NaN sentinel becomes 0 (no sparsity pattern is kept)");
   finalize->add_option("--input", ckpt_in, "Checkpoint of a sparse run (.safetensors)")->required();
-  finalize->add_option("--output", ckpt_out, "Where to write the finalized checkpoint (may equal --input)")->required();
+  finalize->add_option("--output", ckpt_out, "Where to write the finalized checkpoint (may equal --input; written to a temporary and renamed)")->required();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -134,11 +172,14 @@ int main(int argc, char** argv) {
     app.exit(e);
     return 2;
   }
+  const std::string command = command_line(argc, argv);
   try {
+    if (!max_memory.empty()) wse::set_memory_limit(wse::parse_memory_size(max_memory));
     if (*run) {
       std::string level = logging;
       for (char& c : level) c = char(std::toupper(static_cast<unsigned char>(c)));
       wse::log_level() = level == "DEBUG" ? wse::LogLevel::Debug : level == "WARNING" ? wse::LogLevel::Warning : wse::LogLevel::Info;
+      train_modes.command = command;
       return run_command(config, threads, out_dir, train_modes);
     }
     if (*finalize) {
@@ -146,17 +187,28 @@ int main(int argc, char** argv) {
       return wse::finalize_checkpoint_command(ckpt_in, ckpt_out);
     }
     if (*inspect) return wse::inspect_stream_file(inspect_file);
-    if (*viz) return wse::viz_command(viz_dump, out_dir, viz_metric);
+    if (*viz) return wse::viz_command(viz_dump, {"--out", viz_overwrite, false, command}, out_dir, viz_metric);
     if (*trace) {
-      trace_opt.config = config, trace_opt.out = out_dir, trace_opt.threads = threads;
+      trace_opt.config = config, trace_opt.out = out_dir, trace_opt.threads = threads, trace_opt.command = command;
       return trace_command(trace_opt, rect);
     }
+  } catch (const wse::OutputError& e) {
+    // The user's path: the message names it and the OS's reason.
+    std::fprintf(stderr, "wse: error: %s\n", e.what());
+    return 2;
   } catch (const wse::UsageError& e) {
     // Every user error names the config it came from.
     std::string what = e.what();
-    if (what.find(config) == std::string::npos) what = "config " + config + ": " + what;
+    if (!config.empty() && what.find(config) == std::string::npos) what = "config " + config + ": " + what;
     std::fprintf(stderr, "wse: error: %s\n", what.c_str());
     return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the user gave that the OS refused (what() names the path and the reason).
+    std::fprintf(stderr, "wse: error: %s\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "wse: error: out of host memory: the run needed more than its estimate; try a smaller mesh or model\n");
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "wse: internal error: %s\n", e.what());
     return 1;

@@ -6,8 +6,12 @@
 
 #include "host/dataset.hpp"
 #include "host/fc_trainer.hpp"
+#include "fabric/partition.hpp"
 #include "host/gemv.hpp"
+#include "host/memory_budget.hpp"
 #include "host/report.hpp"
+#include "io/output_dir.hpp"
+#include "io/output_file.hpp"
 #include "tools/dump_view.hpp"
 #include "tools/perfetto_export.hpp"
 
@@ -36,8 +40,8 @@ TileRect parse_rect(const std::string& text) {
 namespace {
 
 // Writes the dump, the Perfetto trace and the report of one recorded run.
-void finish_trace(TraceResult& r, const TraceOptions& opt, ActivityRecorder& rec, const std::string& layer, TileRect rect) {
-  r.dump_file = opt.out / "activity.wsad";
+void finish_trace(TraceResult& r, const TraceOptions& opt, OutputDir& out, ActivityRecorder& rec, const std::string& layer, TileRect rect) {
+  r.dump_file = out.entry("activity.wsad");
   rec.write(r.dump_file);
   r.dump_bytes = rec.dump().size();
   r.intervals = rec.intervals();
@@ -45,7 +49,7 @@ void finish_trace(TraceResult& r, const TraceOptions& opt, ActivityRecorder& rec
   // The trace is built from the dump as written, so it shows exactly what the dump holds.
   const DumpView view = load_dump_view(r.dump_file);
   r.stored_tiles = view.tiles.size();
-  r.trace_file = opt.out / "trace.json";
+  r.trace_file = out.entry("trace.json");
   write_perfetto(r.trace_file, perfetto_trace(view, rec.traced(), rec.stream_phases()));
   r.report["trace"] = {{"layer", layer},
                        {"pass", opt.pass},
@@ -54,8 +58,8 @@ void finish_trace(TraceResult& r, const TraceOptions& opt, ActivityRecorder& rec
                        {"stored_tiles", r.stored_tiles},
                        {"dump_bytes", r.dump_bytes},
                        {"traced_pes", {{"x0", rect.x0}, {"y0", rect.y0}, {"x1", rect.x1 - 1}, {"y1", rect.y1 - 1}}}};
-  r.report_file = opt.out / "report.json";
-  std::ofstream(r.report_file) << r.report.dump(2) << "\n";
+  r.report_file = out.entry("report.json");
+  write_file_atomic(r.report_file, r.report.dump(2) + "\n", "report");
 }
 
 // Records one layer's pass of the first training step on wafer 0: the counters are reset just
@@ -87,6 +91,12 @@ struct LayerTrace : KernelObserver {
   }
 };
 
+void say_tracing(const RunConfig& cfg, const TraceOptions& opt, const std::string& layer) {
+  std::printf("wse: tracing %s (layer %s, %s) every %llu cycles, %u thread(s)\n", opt.config.c_str(), layer.c_str(), opt.pass.c_str(),
+              (unsigned long long)opt.interval, Partition::workers_for(cfg.mesh, opt.threads));
+  std::fflush(stdout);
+}
+
 TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt) {
   const TrainConfig& tc = cfg.train;
   size_t layer = tc.layers.size();
@@ -95,6 +105,10 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt) 
   if (layer == tc.layers.size())
     throw UsageError("--layer '" + opt.layer + "': config " + cfg.source.string() + " has layers fc1 .. fc" +
                      std::to_string(tc.layers.size() - 1));
+  IdxInfo data_info = inspect_idx_dataset(tc.data_dir, "train");  // before any work
+  if (data_info.count < tc.batch_size) throw UsageError("dataset in " + tc.data_dir.string() + " holds fewer samples than one batch");
+  OutputDir out(opt.out, {"--out", opt.overwrite, false, opt.command});
+  say_tracing(cfg, opt, opt.layer);
   FcTrainer trainer(cfg, opt.threads);
   TileRect rect = opt.rect.value_or(TileRect{0, 0, std::min(4u, trainer.grid_cols()), std::min(4u, trainer.grid_rows())});
   LayerTrace observer(cfg, opt, layer, opt.pass == "bwd", rect);
@@ -105,7 +119,6 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt) 
 
   if (!observer.done) throw std::logic_error("trace: the traced kernel did not run");
   TraceResult r = std::move(observer.result);
-  std::filesystem::create_directories(opt.out);
   const size_t l = layer;
   r.report["layer"] = {{"name", FcTrainer::layer_name(l)},
                        {"in", tc.layers[l]},
@@ -114,7 +127,7 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt) 
                        {"stats", (opt.pass == "bwd" ? trainer.backward_stats() : trainer.forward_stats())[l].to_json()}};
   r.report["congestion"] = to_json(r.congestion);
   r.report["sram"] = to_json(r.sram);
-  finish_trace(r, opt, *observer.rec, FcTrainer::layer_name(l), rect);
+  finish_trace(r, opt, out, *observer.rec, FcTrainer::layer_name(l), rect);
   return r;
 }
 
@@ -122,6 +135,7 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt) 
 
 TraceResult run_trace(const TraceOptions& opt) {
   RunConfig cfg = load_run_config(opt.config);
+  check_run_memory(cfg);  // before anything big is built
   if (opt.pass != "fwd" && opt.pass != "bwd") throw UsageError("--pass '" + opt.pass + "': expected fwd or bwd");
   if (opt.interval == 0) throw UsageError("--interval must be at least 1 cycle");
   if (cfg.kernel == "fc_train") {
@@ -135,6 +149,8 @@ TraceResult run_trace(const TraceOptions& opt) {
   if (opt.pass == "bwd")
     throw UsageError("--pass bwd: kernel '" + cfg.kernel + "' in " + cfg.source.string() + " has no backward pass");
 
+  OutputDir out(opt.out, {"--out", opt.overwrite, false, opt.command});
+  say_tracing(cfg, opt, cfg.kernel);
   Wafer wafer(cfg.machine, cfg.mesh);
   GemvProblem problem = GemvProblem::random(cfg.gemv.rows, cfg.gemv.cols, cfg.gemv.seed);
   GemvKernel kernel(wafer, problem, cfg.gemv.grid_width, cfg.gemv.grid_height);
@@ -150,7 +166,6 @@ TraceResult run_trace(const TraceOptions& opt) {
   const std::vector<float> y = kernel.result();
 
   TraceResult r;
-  std::filesystem::create_directories(opt.out);
   r.report = make_report(cfg, wafer, run, y);
   r.report["gemv"] = {{"rows", cfg.gemv.rows},
                       {"cols", cfg.gemv.cols},
@@ -159,7 +174,7 @@ TraceResult run_trace(const TraceOptions& opt) {
   r.sram = sram_profile(wafer);
   r.report["congestion"] = to_json(r.congestion);
   r.report["sram"] = to_json(r.sram);
-  finish_trace(r, opt, rec, cfg.kernel, rect);
+  finish_trace(r, opt, out, rec, cfg.kernel, rect);
   return r;
 }
 

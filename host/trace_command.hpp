@@ -24,6 +24,8 @@ struct TraceOptions {
   std::optional<TileRect> rect;  // PEs whose tasks go into trace.json; default the kernel's top-left 4x4
   size_t top_n = 10;
   ProgressFn progress;
+  bool overwrite = false;  // replace the previous wse run in `out` (io/output_dir.hpp)
+  std::string command;     // the command line, recorded in out/.wse-run
 };
 
 struct TraceResult {

@@ -1,25 +1,73 @@
 #include "host/train_job.hpp"
 
+#include <signal.h>
 #include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
+#include <cstdlib>
+#include <optional>
 #include <nlohmann/json.hpp>
 
-#include "host/dataset.hpp"
 #include "fabric/log.hpp"
+#include "fabric/partition.hpp"
+#include "host/dataset.hpp"
 #include "host/fc_trainer.hpp"
+#include "host/interrupt.hpp"
+#include "io/output_dir.hpp"
+#include "io/output_file.hpp"
 
 namespace wse {
 
 namespace {
 
-void save_checkpoint(FcTrainer& t, const std::filesystem::path& dir, uint64_t step) {
-  std::filesystem::create_directories(dir);
-  const auto path = dir / ("step_" + std::to_string(step) + ".safetensors");
-  t.memoryx().write_checkpoint(path);
-  std::printf("  checkpoint %s\n", path.string().c_str());
+namespace fs = std::filesystem;
+
+// The run's plan, in every checkpoint's metadata, so that --resume can finish the run.
+constexpr const char* kRunEndStep = "run_end_step";
+constexpr const char* kRunBatchSize = "run_batch_size";
+constexpr const char* kRunTrainSamples = "run_train_samples";
+
+// Checkpoints go to training.checkpoint_dir when the config names one, else to DIR/checkpoints.
+struct CheckpointDir {
+  OutputDir* own = nullptr;  // training.checkpoint_dir
+  OutputDir* out = nullptr;  // --out
+  fs::path dir;
+
+  fs::path save(FcTrainer& t, uint64_t step) {
+    const std::string name = "step_" + std::to_string(step) + ".safetensors";
+    if (dir.empty()) dir = own ? own->path() : out->subdir("checkpoints");
+    const fs::path path = own ? own->entry(name) : dir / name;
+    t.memoryx().write_checkpoint(path);  // atomically: to a temporary, then renamed
+    std::printf("  checkpoint %s\n", path.string().c_str());
+    std::fflush(stdout);
+    return path;
+  }
+};
+
+// A decimal number from a checkpoint's metadata, or a UsageError naming the field.
+uint64_t metadata_count(const SafetensorsFile& f, const char* key, const std::string& hint) {
+  auto it = f.metadata().find(key);
+  if (it == f.metadata().end()) throw UsageError(f.where() + ": has no '__metadata__." + std::string(key) + "'" + hint);
+  const std::string& v = it->second;
+  bool ok = !v.empty() && v.size() <= 19;
+  for (char c : v) ok = ok && c >= '0' && c <= '9';
+  if (!ok) throw UsageError(f.where() + ": field '__metadata__." + std::string(key) + "': '" + v + "' is not a count");
+  return std::stoull(v);
+}
+
+// Whether `path` is `dir` or lies under it (both as they would resolve now).
+bool inside(const fs::path& path, const fs::path& dir) {
+  std::error_code ec;
+  const fs::path rel = fs::weakly_canonical(fs::absolute(path), ec).lexically_relative(fs::weakly_canonical(fs::absolute(dir), ec));
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+// Tests only: WSE_TEST_STOP_AFTER_STEP=K stops this process (SIGSTOP) right after step K, so a
+// test can send SIGINT or SIGTERM at a known step without racing the run (tests/interrupt_test.cpp).
+uint64_t test_stop_after_step() {
+  const char* v = std::getenv("WSE_TEST_STOP_AFTER_STEP");
+  return v ? std::strtoull(v, nullptr, 10) : 0;
 }
 
 // The most host memory this process has held so far (Linux reports KiB).
@@ -87,16 +135,69 @@ void print_sparsity_plan(const MemoryX& mx) {
 
 }  // namespace
 
-int run_training(const RunConfig& cfg, unsigned threads, const std::filesystem::path& out_dir, TrainModes modes) {
-  const TrainConfig& tc = cfg.train;
+int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_dir, TrainModes modes) {
+  RunConfig cfg = cfg_in;
+  TrainConfig& tc = cfg.train;
+  const std::string where = "config " + cfg.source.string();
   const auto t_start = std::chrono::steady_clock::now();
+
+  // --resume: the checkpoint records the plan of the run it came from; this run finishes it.
+  struct {
+    bool on = false;
+    uint64_t step = 0, end = 0, samples = 0;
+  } resume;
+  if (!modes.resume.empty()) {
+    const SafetensorsFile ck(modes.resume);  // header checked in full
+    const std::string hint =
+        " (it was not written by a wse training run that records its plan); to start a new run from its weights, set "
+        "training.resume_from in the config instead";
+    resume.on = true;
+    resume.step = metadata_count(ck, "step", hint);
+    resume.end = metadata_count(ck, kRunEndStep, hint);
+    resume.samples = metadata_count(ck, kRunTrainSamples, hint);
+    const uint64_t batch = metadata_count(ck, kRunBatchSize, hint);
+    if (resume.step >= resume.end)
+      throw UsageError(ck.where() + ": is at step " + std::to_string(resume.step) + ", where its run ended: nothing to resume");
+    if (batch != tc.batch_size)
+      throw ConfigError(where + ": field 'training.batch_size': " + std::to_string(tc.batch_size) + ", but the run " + ck.where() +
+                        " came from had " + std::to_string(batch) + " (--resume finishes that run, with its config)");
+    if (!tc.resume_from.empty() && tc.resume_from != modes.resume)
+      std::printf("wse: --resume %s replaces training.resume_from %s\n", modes.resume.c_str(), tc.resume_from.c_str());
+    tc.resume_from = modes.resume;
+  }
+
+  // Where the output goes, checked before any work (--validate_only writes nothing).
+  std::optional<OutputDir> out, own_ckpt;
+  if (!modes.validate_only) {
+    if (modes.overwrite && !tc.resume_from.empty() && inside(tc.resume_from, out_dir) && fs::exists(out_dir / OutputDir::kMarker))
+      throw UsageError("--overwrite " + out_dir.string() + " would remove " + tc.resume_from.string() +
+                       ", the checkpoint this run starts from; choose another --out");
+    out.emplace(out_dir, OutputDirOptions{"--out", modes.overwrite, false, modes.command});
+    if (!modes.compile_only && !tc.checkpoint_dir.empty()) {
+      // A resumed run continues the run whose checkpoints are there; any other run needs it to itself.
+      const bool same_run = resume.on && inside(modes.resume.parent_path(), tc.checkpoint_dir) &&
+                            inside(tc.checkpoint_dir, modes.resume.parent_path());
+      own_ckpt.emplace(tc.checkpoint_dir, OutputDirOptions{"training.checkpoint_dir", modes.overwrite, same_run, modes.command});
+    }
+  }
+  // The data's headers and lengths too, before MemoryX and the wafers are built.
+  if (!modes.validate_only && !modes.compile_only) {
+    const IdxInfo info = inspect_idx_dataset(tc.data_dir, "train");
+    if (info.features() != tc.layers.front())
+      throw ConfigError(where + ": field 'model.layers': the first layer takes " + std::to_string(tc.layers.front()) + " inputs, but " +
+                        info.images.string() + " holds images of " + std::to_string(info.rows) + " x " + std::to_string(info.cols) +
+                        " = " + std::to_string(info.features()) + " pixels");
+    if (tc.eval_samples) inspect_idx_dataset(tc.data_dir, "t10k");
+  }
+
   FcTrainer trainer(cfg, threads);  // compiles every layer: throws if one does not map
   const uint64_t init_rss = peak_rss_bytes();  // MemoryX initialized, wafers built, nothing streamed yet
+  const unsigned workers = Partition::workers_for(cfg.mesh, threads);
   std::printf("wse: fc_train");
   for (size_t i = 0; i < tc.layers.size(); ++i) std::printf("%s%u", i ? " -> " : " ", tc.layers[i]);
   std::printf(" on %u wafer(s) of %ux%u PEs (%s), global batch %u, %s weights, %s, %u thread(s)\n", tc.num_csx,
               trainer.grid_cols(), trainer.grid_rows(), cfg.machine.name.c_str(), tc.batch_size,
-              tc.memoryx.encoding == StreamEncoding::Sparse ? "sparse" : "dense", tc.memoryx.optimizer.kind.c_str(), threads);
+              tc.memoryx.encoding == StreamEncoding::Sparse ? "sparse" : "dense", tc.memoryx.optimizer.kind.c_str(), workers);
   {
     const InitStats& is = trainer.memoryx().init_stats();
     std::printf("  init: %s%s, %llu tensors, %llu ops recorded, %llu pruned, %.2f s, %.1f MiB in MemoryX, peak host memory %.1f MiB\n",
@@ -112,14 +213,12 @@ int run_training(const RunConfig& cfg, unsigned threads, const std::filesystem::
                 cfg.machine.sram_bytes_per_pe);
     return 0;
   }
-  std::filesystem::create_directories(out_dir);
   if (modes.compile_only) {
-    const auto path = out_dir / "mesh_program.json";
-    std::ofstream(path) << trainer.mesh_program().dump(2) << "\n";
+    const auto path = out->entry("mesh_program.json");
+    write_file_atomic(path, trainer.mesh_program().dump(2) + "\n", "mesh program");
     std::printf("  mesh program %s\n", path.string().c_str());
     // The first step's weight streams as MemoryX would send them (wse inspect reads them).
-    const auto dir = out_dir / "streams";
-    std::filesystem::create_directories(dir);
+    const auto dir = out->subdir("streams");
     size_t files = 0;
     for (size_t l = 0; l < trainer.memoryx().layers(); ++l)
       for (StreamPass pass : {StreamPass::Forward, StreamPass::Backward}) {
@@ -127,7 +226,8 @@ int run_training(const RunConfig& cfg, unsigned threads, const std::filesystem::
         for (size_t c = 0; c < streams.size(); ++c) {
           char name[64];
           std::snprintf(name, sizeof name, "fc%zu_%s_col%02zu.wsws", l + 1, pass == StreamPass::Forward ? "fwd" : "bwd", c);
-          std::ofstream(dir / name, std::ios::binary).write(reinterpret_cast<const char*>(streams[c]->data()), std::streamsize(streams[c]->size()));
+          write_file_atomic(dir / name, std::string_view(reinterpret_cast<const char*>(streams[c]->data()), streams[c]->size()),
+                            "weight stream");
           ++files;
         }
       }
@@ -139,11 +239,23 @@ int run_training(const RunConfig& cfg, unsigned threads, const std::filesystem::
   Dataset test = tc.eval_samples ? load_idx_dataset(tc.data_dir, "t10k", tc.eval_samples) : Dataset{};
   const uint32_t steps_per_epoch = train.count / tc.batch_size;
   if (steps_per_epoch == 0)
-    throw ConfigError("config " + cfg.source.string() + ": data.train_samples (" + std::to_string(train.count) +
-                      ") is smaller than one batch (" + std::to_string(tc.batch_size) + ")");
-  uint64_t total_steps = uint64_t(steps_per_epoch) * tc.epochs;
-  if (tc.max_steps) total_steps = std::min<uint64_t>(total_steps, tc.max_steps);
-  const std::filesystem::path ckpt_dir = tc.checkpoint_dir.empty() ? out_dir / "checkpoints" : tc.checkpoint_dir;
+    throw ConfigError(where + ": data.train_samples (" + std::to_string(train.count) + ") is smaller than one batch (" +
+                      std::to_string(tc.batch_size) + ")");
+  const uint64_t first = trainer.memoryx().step();
+  uint64_t end = first + std::min<uint64_t>(uint64_t(steps_per_epoch) * tc.epochs, tc.max_steps ? tc.max_steps : UINT64_MAX);
+  if (resume.on) {
+    if (resume.samples != train.count)
+      throw ConfigError(where + ": the run " + modes.resume.string() + " came from trained on " + std::to_string(resume.samples) +
+                        " samples, this config loads " + std::to_string(train.count) + " (field 'data.train_samples'; --resume finishes that run, with its config)");
+    end = resume.end;
+  }
+  trainer.memoryx().set_run_metadata({{kRunEndStep, std::to_string(end)},
+                                      {kRunBatchSize, std::to_string(tc.batch_size)},
+                                      {kRunTrainSamples, std::to_string(train.count)}});
+  CheckpointDir ckpt{own_ckpt ? &*own_ckpt : nullptr, &*out, {}};
+  if (resume.on)
+    std::printf("  resuming the run of %s: steps %llu to %llu\n", modes.resume.c_str(), (unsigned long long)first + 1,
+                (unsigned long long)end);
 
   nlohmann::json losses = nlohmann::json::array();
   const auto t0 = std::chrono::steady_clock::now();
@@ -151,33 +263,44 @@ int run_training(const RunConfig& cfg, unsigned threads, const std::filesystem::
   double window_loss = 0;
   uint32_t window = 0;
   double first_loss_seconds = 0;
-  const uint64_t first = trainer.memoryx().step();
-  for (uint64_t s = first; s < first + total_steps; ++s) {
-    const uint32_t b = uint32_t(s % steps_per_epoch) * tc.batch_size;
-    StepResult r = trainer.train_step(&train.images[size_t(b) * train.features], &train.labels[b]);
-    wafer_cycles += r.cycles;
-    losses.push_back(r.loss);
-    if (s == first) first_loss_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-    window_loss += r.loss, ++window;
-    const uint64_t done = s + 1;
-    if (done % tc.log_every == 0 || done == first + total_steps) {
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::printf("  step %5llu  epoch %llu  loss %.4f  (%.2f s/step, %llu wafer cycles/step)\n", (unsigned long long)done,
-                  (unsigned long long)(s / steps_per_epoch + 1), window_loss / window, secs / double(done - first),
-                  (unsigned long long)(r.cycles));
-      std::fflush(stdout);
-      window_loss = 0, window = 0;
+  const uint64_t stop_after = test_stop_after_step();
+  int stopped_by = 0;
+  fs::path last_checkpoint;
+  {
+    // SIGINT / SIGTERM from here on: finish the step, checkpoint it, say how to resume.
+    InterruptGuard guard;
+    for (uint64_t s = first; s < end; ++s) {
+      const uint32_t b = uint32_t(s % steps_per_epoch) * tc.batch_size;
+      StepResult r = trainer.train_step(&train.images[size_t(b) * train.features], &train.labels[b]);
+      wafer_cycles += r.cycles;
+      losses.push_back(r.loss);
+      if (s == first) first_loss_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+      window_loss += r.loss, ++window;
+      const uint64_t done = s + 1;
+      if (done % tc.log_every == 0 || done == end) {
+        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::printf("  step %5llu  epoch %llu  loss %.4f  (%.2f s/step, %llu wafer cycles/step)\n", (unsigned long long)done,
+                    (unsigned long long)(s / steps_per_epoch + 1), window_loss / window, secs / double(done - first),
+                    (unsigned long long)(r.cycles));
+        std::fflush(stdout);
+        window_loss = 0, window = 0;
+      }
+      if (done == stop_after) ::raise(SIGSTOP);
+      const bool periodic = tc.checkpoint_every && done % tc.checkpoint_every == 0;
+      if (periodic || done == end || guard.received()) last_checkpoint = ckpt.save(trainer, done);
+      if (guard.received()) {
+        stopped_by = guard.received();
+        break;
+      }
     }
-    if (tc.checkpoint_every && done % tc.checkpoint_every == 0) save_checkpoint(trainer, ckpt_dir, done);
   }
+  const uint64_t steps_done = trainer.memoryx().step() - first;
   const double train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!tc.checkpoint_every || trainer.memoryx().step() % tc.checkpoint_every)  // not saved just now
-    save_checkpoint(trainer, ckpt_dir, trainer.memoryx().step());
 
-  // Test accuracy, on the wafer (forward only), over whole batches.
+  // Test accuracy, on the wafer (forward only), over whole batches; not after an interruption.
   uint32_t scored = 0, correct = 0;
   double test_loss = 0;
-  for (uint32_t b = 0; b + tc.batch_size <= test.count; b += tc.batch_size) {
+  for (uint32_t b = 0; !stopped_by && b + tc.batch_size <= test.count; b += tc.batch_size) {
     StepResult r = trainer.eval_batch(&test.images[size_t(b) * test.features], &test.labels[b]);
     correct += r.correct, scored += tc.batch_size, test_loss += r.loss * tc.batch_size;
   }
@@ -190,10 +313,13 @@ int run_training(const RunConfig& cfg, unsigned threads, const std::filesystem::
   j["kernel"] = cfg.kernel;
   j["machine"] = cfg.machine.name;
   j["mesh"] = {{"width", trainer.grid_cols()}, {"height", trainer.grid_rows()}};
-  j["threads"] = threads;
+  j["threads"] = workers;
   j["num_csx"] = tc.num_csx;
   j["batch_size"] = tc.batch_size;
-  j["steps"] = total_steps;
+  j["first_step"] = first;
+  j["steps"] = steps_done;
+  j["end_step"] = end;
+  if (resume.on) j["resumed_from"] = modes.resume.string();
   j["encoding"] = tc.memoryx.encoding == StreamEncoding::Sparse ? "sparse" : "dense";
   j["sparsity"] = sparsity_json(trainer.memoryx());
   j["init"] = init_json(trainer.memoryx().init_stats(), tc.memoryx.init);
@@ -201,7 +327,7 @@ int run_training(const RunConfig& cfg, unsigned threads, const std::filesystem::
   j["time_to_first_loss_seconds"] = first_loss_seconds;
   j["peak_rss_bytes"] = peak_rss_bytes();
   j["wafer_cycles"] = wafer_cycles;
-  j["wafer_cycles_per_step"] = total_steps ? wafer_cycles / total_steps : 0;
+  j["wafer_cycles_per_step"] = steps_done ? wafer_cycles / steps_done : 0;
   nlohmann::json layers = nlohmann::json::array();
   for (size_t l = 0; l + 1 < tc.layers.size(); ++l)
     layers.push_back({{"name", "fc" + std::to_string(l + 1)},
@@ -211,14 +337,28 @@ int run_training(const RunConfig& cfg, unsigned threads, const std::filesystem::
                       {"backward", trainer.backward_stats()[l].to_json()}});
   j["layers"] = layers;
   j["loss_per_step"] = losses;
-  j["test_accuracy"] = accuracy;
-  j["test_samples"] = scored;
+  j["checkpoint"] = last_checkpoint.string();
+  std::string resume_command;
+  if (stopped_by) {
+    resume_command = "wse run " + cfg.source.string() + " --resume " + last_checkpoint.string() + " --out " + out_dir.string() + "_resumed";
+    j["interrupted"] = {{"signal", InterruptGuard::name(stopped_by)}, {"after_step", first + steps_done}, {"resume", resume_command}};
+  } else {
+    j["test_accuracy"] = accuracy;
+    j["test_samples"] = scored;
+  }
   j["sram_high_water_bytes"] = trainer.sram_high_water();
   j["host_seconds"] = train_seconds;
-  j["host_seconds_per_step"] = total_steps ? train_seconds / double(total_steps) : 0.0;
+  j["host_seconds_per_step"] = steps_done ? train_seconds / double(steps_done) : 0.0;
   j["steps_per_epoch"] = steps_per_epoch;
-  const auto path = out_dir / "report.json";
-  std::ofstream(path) << j.dump(2) << "\n";
+  const auto path = out->entry("report.json");
+  write_file_atomic(path, j.dump(2) + "\n", "report");
+  if (stopped_by) {
+    std::printf("wse: stopped by %s after step %llu of %llu; checkpoint %s, report %s\n", InterruptGuard::name(stopped_by),
+                (unsigned long long)(first + steps_done), (unsigned long long)end, last_checkpoint.c_str(), path.c_str());
+    std::printf("wse: to finish this run: %s\n", resume_command.c_str());
+    std::fflush(stdout);
+    return 128 + stopped_by;
+  }
   std::printf("  %.2f s per step, %.1f s per epoch of %u steps (host); report %s\n", j["host_seconds_per_step"].get<double>(),
               j["host_seconds_per_step"].get<double>() * steps_per_epoch, steps_per_epoch, path.string().c_str());
   return 0;

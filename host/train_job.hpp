@@ -2,6 +2,7 @@
 // `wse run` for kernel fc_train: train on Fashion-MNIST, print loss as it goes and test accuracy
 // at the end, write checkpoints and DIR/report.json.
 #include <filesystem>
+#include <string>
 
 #include "host/config.hpp"
 
@@ -11,8 +12,13 @@ struct TrainModes {
   bool validate_only = false;  // check the config and that every layer maps; run nothing
   bool compile_only = false;   // write DIR/mesh_program.json; train nothing
   bool tty = false;            // progress line
+  bool overwrite = false;      // replace the previous wse run in DIR (io/output_dir.hpp)
+  std::filesystem::path resume;  // --resume: finish the run this checkpoint came from
+  std::string command;         // the command line, recorded in DIR/.wse-run
 };
 
+// Returns the exit code: 0, or 128 + the signal when SIGINT / SIGTERM stopped training (after
+// the step in progress, with a checkpoint of it and a line saying how to resume).
 int run_training(const RunConfig& cfg, unsigned threads, const std::filesystem::path& out_dir, TrainModes modes);
 
 }  // namespace wse

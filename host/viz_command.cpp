@@ -3,15 +3,19 @@
 #include <cstdio>
 
 #include "fabric/errors.hpp"
+#include "io/output_dir.hpp"
 #include "tools/dump_view.hpp"
 #include "tools/viz/viz.hpp"
 
 namespace wse {
 
-int viz_command(const std::filesystem::path& dump, const std::filesystem::path& out_dir, const std::string& metric) {
+int viz_command(const std::filesystem::path& dump, const OutputDirOptions& out_opt, const std::filesystem::path& out_dir,
+                const std::string& metric) {
   const DumpView view = load_dump_view(dump);
+  OutputDir out(out_dir, out_opt);
   viz::VizOptions opt;
   opt.metric = metric;
+  opt.out = &out;
   viz::VizResult r;
   try {
     r = viz::write_viz(view, out_dir, opt);

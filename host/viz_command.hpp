@@ -4,11 +4,14 @@
 #include <filesystem>
 #include <string>
 
+#include "io/output_dir.hpp"
+
 namespace wse {
 
-// Reads the dump through the verifier and writes DIR/<metric>.png, DIR/frames/<metric>_NNNN.png and
+// Reads the dump through the verifier, checks DIR (io/output_dir.hpp), and writes DIR/<metric>.png, DIR/frames/<metric>_NNNN.png and
 // DIR/index.html; prints what it wrote. Throws wse::UsageError (naming the dump) on a bad dump or
 // an unknown metric.
-int viz_command(const std::filesystem::path& dump, const std::filesystem::path& out_dir, const std::string& metric);
+int viz_command(const std::filesystem::path& dump, const OutputDirOptions& out_opt, const std::filesystem::path& out_dir,
+                const std::string& metric);
 
 }  // namespace wse

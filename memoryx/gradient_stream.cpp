@@ -1,6 +1,7 @@
 #include "memoryx/gradient_stream.hpp"
 
 #include "fabric/errors.hpp"
+#include "memoryx/stream_validation.hpp"
 #include "schemas/gradient_stream_generated.h"
 
 namespace wse {
@@ -23,12 +24,17 @@ SharedBuffer encode_gradient_stream(const GradientMessage& g) {
   return std::make_shared<const Buffer>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }
 
-GradientMessage decode_gradient_stream(const Buffer& buffer, const std::string& what) {
+GradientMessage decode_gradient_stream(const Buffer& buffer, const std::string& what, const GradientStreamExpectation* expect) {
   flatbuffers::Verifier verifier(buffer.data(), buffer.size());
   if (buffer.size() < 8 || !fb::GradientStreamBufferHasIdentifier(buffer.data()) || !fb::VerifyGradientStreamBuffer(verifier))
     throw UsageError(what + ": not a valid GradientStream buffer (" + std::to_string(buffer.size()) +
                      " bytes failed the FlatBuffers verifier: corrupt or truncated)");
   const fb::GradientStream* gs = fb::GetGradientStream(buffer.data());
+  GradientStreamFields f;
+  f.layer_index = gs->layer_index(), f.wafer = gs->wafer(), f.rows = gs->rows(), f.cols = gs->cols(), f.step = gs->step();
+  f.values = gs->values() ? gs->values()->size() : 0;
+  if (gs->indices()) f.has_indices = true, f.indices = gs->indices()->data(), f.index_count = gs->indices()->size();
+  validate_gradient_stream(f, what, expect);  // meaning, not only layout: memoryx/stream_validation.hpp
   GradientMessage g;
   g.layer = gs->layer() ? gs->layer()->str() : "";
   g.layer_index = gs->layer_index();
@@ -37,21 +43,7 @@ GradientMessage decode_gradient_stream(const Buffer& buffer, const std::string& 
   g.cols = gs->cols();
   g.step = gs->step();
   if (gs->values()) g.values.assign(gs->values()->begin(), gs->values()->end());
-  if (gs->indices()) {
-    g.indices.assign(gs->indices()->begin(), gs->indices()->end());
-    if (g.indices.size() != g.values.size())
-      throw UsageError(what + ": GradientStream holds " + std::to_string(g.values.size()) + " values for " +
-                       std::to_string(g.indices.size()) + " indices");
-    const uint64_t n = uint64_t(g.rows) * g.cols;
-    for (size_t i = 0; i < g.indices.size(); ++i)
-      if (g.indices[i] >= n || (i && g.indices[i] <= g.indices[i - 1]))
-        throw UsageError(what + ": GradientStream index " + std::to_string(g.indices[i]) + " at " + std::to_string(i) +
-                         " is outside the " + std::to_string(g.rows) + " x " + std::to_string(g.cols) + " gradient or not ascending");
-    return g;
-  }
-  if (g.values.size() != size_t(g.rows) * g.cols)
-    throw UsageError(what + ": GradientStream holds " + std::to_string(g.values.size()) + " values for a " + std::to_string(g.rows) + " x " +
-                     std::to_string(g.cols) + " gradient");
+  if (gs->indices()) g.indices.assign(gs->indices()->begin(), gs->indices()->end());
   return g;
 }
 

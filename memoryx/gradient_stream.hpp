@@ -18,7 +18,11 @@ struct GradientMessage {
 };
 
 SharedBuffer encode_gradient_stream(const GradientMessage& g);
-// Runs the verifier first: a corrupt or truncated buffer is a UsageError naming `what`.
-GradientMessage decode_gradient_stream(const Buffer& buffer, const std::string& what);
+struct GradientStreamExpectation;  // memoryx/stream_validation.hpp
+
+// Runs the verifier, then the meaning checks of memoryx/stream_validation.hpp (with what the
+// reading model expects, when given): a corrupt, truncated or contradictory buffer is a
+// UsageError naming `what` and the field.
+GradientMessage decode_gradient_stream(const Buffer& buffer, const std::string& what, const GradientStreamExpectation* expect = nullptr);
 
 }  // namespace wse

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <set>
 
 #include "fabric/errors.hpp"
 #include "fabric/log.hpp"
@@ -39,6 +40,27 @@ void record_init(InitGraph& g, size_t t, const ParamInit& init) {
   if (init.scale != 1.0) g.scale(t, init.scale);
 }
 
+// The step a checkpoint's metadata records (0 when it records none): a decimal count.
+uint64_t recorded_step(const std::map<std::string, std::string>& metadata, const std::string& where) {
+  auto it = metadata.find("step");
+  if (it == metadata.end()) return 0;
+  const std::string& s = it->second;
+  uint64_t v = 0;
+  bool ok = !s.empty() && s.size() <= 19;
+  for (char c : s) ok = ok && c >= '0' && c <= '9';
+  if (ok) v = std::stoull(s);
+  if (!ok) throw UsageError(where + ": field '__metadata__.step': '" + s + "' is not a step count (expected a decimal number)");
+  return v;
+}
+
+// A checkpoint written under another optimizer holds other state tensors: say so plainly.
+void check_optimizer(const std::map<std::string, std::string>& metadata, const std::string& kind, const std::string& where) {
+  auto it = metadata.find("optimizer");
+  if (it != metadata.end() && it->second != kind)
+    throw UsageError(where + ": field '__metadata__.optimizer': '" + it->second + "', but the config's optimizer is '" + kind +
+                     "' (a checkpoint resumes under the optimizer that wrote it)");
+}
+
 std::string fmt_level(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", v);
@@ -58,20 +80,20 @@ std::vector<ParamInfo> MemoryX::parameters(const std::vector<LayerSpec>& layers)
 
 MemoryX::MemoryX(const MemoryXConfig& cfg, const std::vector<LayerSpec>& layers, Checkpoint* resume, const std::string& where)
     : cfg_(cfg), layers_(layers) {
+  if (resume) {
+    step_ = recorded_step(resume->metadata, where);
+    check_optimizer(resume->metadata, cfg.optimizer.kind, where);
+  }
   initialize(resume, nullptr, where);
   sparsify(where);
-  if (resume) {
-    auto it = resume->metadata.find("step");
-    step_ = it == resume->metadata.end() ? 0 : std::stoull(it->second);
-  }
 }
 
 MemoryX::MemoryX(const MemoryXConfig& cfg, const std::vector<LayerSpec>& layers, const SafetensorsFile& resume)
     : cfg_(cfg), layers_(layers) {
+  step_ = recorded_step(resume.metadata(), resume.where());
+  check_optimizer(resume.metadata(), cfg.optimizer.kind, resume.where());
   initialize(nullptr, &resume, resume.where());
   sparsify(resume.where());
-  auto it = resume.metadata().find("step");
-  step_ = it == resume.metadata().end() ? 0 : std::stoull(it->second);
 }
 
 void MemoryX::initialize(Checkpoint* in_memory, const SafetensorsFile* file, const std::string& where) {
@@ -104,6 +126,20 @@ void MemoryX::initialize(Checkpoint* in_memory, const SafetensorsFile* file, con
     }
   }
   if (in_memory || file) {
+    // Every tensor the checkpoint holds must be one of this model's (no stray or foreign state).
+    std::set<std::string> expected;
+    for (size_t t = 0; t < slots.size(); ++t) {
+      const ParamInfo& info = infos[slots[t].param];
+      expected.insert(slots[t].state < 0 ? info.name : info.name + "." + state_names[size_t(slots[t].state)]);
+    }
+    auto check_known = [&](const std::string& name) {
+      if (!expected.count(name))
+        throw UsageError(where + ": tensor '" + name + "' is not a parameter or optimizer state of this model (is it a checkpoint of this model and optimizer?)");
+    };
+    if (file)
+      for (const TensorEntry& e : file->tensors()) check_known(e.name);
+    if (in_memory)
+      for (const Tensor& c : in_memory->tensors) check_known(c.name);
     // Loading a checkpoint is one more op per tensor: it overwrites, so the init ops are pruned.
     for (size_t t = 0; t < slots.size(); ++t) {
       const ParamInfo& info = infos[slots[t].param];
@@ -117,7 +153,14 @@ void MemoryX::initialize(Checkpoint* in_memory, const SafetensorsFile* file, con
       if (src) shape = &src->shape;
       if (entry) shape = &entry->shape;
       if (!shape) throw UsageError(where + ": has no tensor '" + name + "' (is it a checkpoint of this model and optimizer?)");
-      if (*shape != info.shape) throw UsageError(where + ": tensor '" + name + "' has a different shape than the model's");
+      if (*shape != info.shape) {
+        auto text = [](const std::vector<uint32_t>& s) {
+          std::string t = "[";
+          for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+          return t + "]";
+        };
+        throw UsageError(where + ": tensor '" + name + "' has shape " + text(*shape) + ", but the model's is " + text(info.shape));
+      }
       if (entry) g.load_from(t, [file, entry](float* out, size_t) { file->read(*entry, out); });
       else g.copy_from(t, std::make_shared<const std::vector<float>>(std::move(src->data)));
     }
@@ -231,7 +274,11 @@ std::vector<TensorView> MemoryX::checkpoint_views() const {
 }
 
 std::map<std::string, std::string> MemoryX::checkpoint_metadata() const {
-  return {{"step", std::to_string(step_)}, {"optimizer", cfg_.optimizer.kind}, {"format", "wse-emu memoryx"}};
+  std::map<std::string, std::string> m = run_metadata_;
+  m["step"] = std::to_string(step_);
+  m["optimizer"] = cfg_.optimizer.kind;
+  m["format"] = "wse-emu memoryx";
+  return m;
 }
 
 Checkpoint MemoryX::checkpoint() const {

@@ -10,6 +10,7 @@
 // checkpoints mark them with NaN.
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,10 @@ class MemoryX {
   // Counts one finished training step (after every layer's gradient is applied).
   void finish_step() { ++step_; }
 
+  // Extra metadata every checkpoint carries from now on (the training run's plan: where it
+  // ends, its batch size), beside step, optimizer and format.
+  void set_run_metadata(std::map<std::string, std::string> m) { run_metadata_ = std::move(m); }
+
   // Weights, optimizer states and step; pruned weights and their states hold the NaN sentinel.
   Checkpoint checkpoint() const;
   // The same, written straight from the store to a safetensors file (no copy of the model).
@@ -112,6 +117,7 @@ class MemoryX {
   std::vector<SparsifiedParam> sparsified_;
   InitStats init_stats_;
   uint64_t step_ = 0;                        // completed steps
+  std::map<std::string, std::string> run_metadata_;
 };
 
 }  // namespace wse

@@ -3,6 +3,7 @@
 #include <bit>
 
 #include "fabric/errors.hpp"
+#include "memoryx/stream_validation.hpp"
 #include "schemas/weight_stream_generated.h"
 
 namespace wse {
@@ -87,12 +88,20 @@ std::vector<SharedBuffer> encode_weight_streams(const LayerView& layer, uint64_t
   return out;
 }
 
-DecodedStream decode_weight_stream(const Buffer& buffer, const std::string& what) {
+DecodedStream decode_weight_stream(const Buffer& buffer, const std::string& what, const WeightStreamExpectation* expect) {
   flatbuffers::Verifier verifier(buffer.data(), buffer.size());
   if (buffer.size() < 8 || !fb::WeightStreamBufferHasIdentifier(buffer.data()) || !fb::VerifyWeightStreamBuffer(verifier))
     throw UsageError(what + ": not a valid WeightStream buffer (" + std::to_string(buffer.size()) +
                      " bytes failed the FlatBuffers verifier: corrupt or truncated)");
   const fb::WeightStream* ws = fb::GetWeightStream(buffer.data());
+  const auto* payload = ws->payload();
+  const uint32_t n = payload ? payload->size() : 0;
+  WeightStreamFields f;
+  f.layer_index = ws->layer_index(), f.rows = ws->rows(), f.cols = ws->cols(), f.column = ws->column();
+  f.row_begin = ws->row_begin(), f.row_end = ws->row_end(), f.nonzeros = ws->nonzeros(), f.step = ws->step();
+  f.pass = int(ws->pass()), f.encoding = int(ws->encoding());
+  f.payload = payload ? payload->data() : nullptr, f.payload_size = n;
+  validate_weight_stream(f, what, expect);  // meaning, not only layout: memoryx/stream_validation.hpp
   DecodedStream d;
   d.column = ws->column();
   d.layer_index = ws->layer_index();
@@ -102,18 +111,9 @@ DecodedStream decode_weight_stream(const Buffer& buffer, const std::string& what
   d.slice_end = ws->row_end();
   d.pass = StreamPass(ws->pass());
   d.encoding = StreamEncoding(ws->encoding());
-  const auto* payload = ws->payload();
-  const uint32_t n = payload ? payload->size() : 0;
-  const uint32_t weights = ws->nonzeros();
-  if (uint8_t(ws->encoding()) > uint8_t(StreamEncoding::DenseHalf))
-    throw UsageError(what + ": WeightStream has an unknown encoding " + std::to_string(int(ws->encoding())));
-  const uint64_t words_expected = d.encoding == StreamEncoding::DenseHalf ? (uint64_t(weights) + 1) / 2 : weights;
-  if (n != words_expected)
-    throw UsageError(what + ": WeightStream says " + std::to_string(weights) + " weights (" + encoding_name(d.encoding) +
-                     ") but carries " + std::to_string(n) + " words");
-  d.weights = weights;
+  d.weights = f.nonzeros;
   d.words.reserve(n + 1);
-  d.words.push_back(weights);
+  d.words.push_back(d.weights);
   if (payload) d.words.insert(d.words.end(), payload->begin(), payload->end());
   return d;
 }

@@ -55,8 +55,12 @@ struct DecodedStream {
   std::vector<uint32_t> words;  // header (weight count) then the payload words
 };
 
-// Runs the FlatBuffers verifier first: a corrupt or truncated buffer is a UsageError naming `what`.
-DecodedStream decode_weight_stream(const Buffer& buffer, const std::string& what);
+struct WeightStreamExpectation;  // memoryx/stream_validation.hpp
+
+// Runs the FlatBuffers verifier, then the meaning checks of memoryx/stream_validation.hpp (with
+// what the reading model expects, when given): a corrupt, truncated or contradictory buffer is a
+// UsageError naming `what` and the field.
+DecodedStream decode_weight_stream(const Buffer& buffer, const std::string& what, const WeightStreamExpectation* expect = nullptr);
 
 // Number of wavelets a slice's weights take (kept positions when sparse, pairs when DenseHalf).
 uint64_t stream_words(const LayerView& layer, StreamPass pass, StreamEncoding encoding, StreamSlice slice);

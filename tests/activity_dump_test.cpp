@@ -7,6 +7,8 @@
 #include <numeric>
 
 #include "host/gemv.hpp"
+#include "io/memory_limit.hpp"
+#include "schemas/activity_dump_generated.h"
 #include "host/report.hpp"
 #include "activity_test_support.hpp"
 #include "tools/dump_view.hpp"
@@ -205,7 +207,7 @@ TEST(ActivityDump, CorruptOrTruncatedFilesGiveAClearError) {
     std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
     return p;
   };
-  expect_usage_error(temp_file("does-not-exist.wsad"), "cannot open");
+  expect_usage_error(temp_file("does-not-exist.wsad"), "file not found");
   expect_usage_error(write("empty.wsad", {}), "not an activity dump");
   expect_usage_error(write("text.wsad", {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', '\n'}), "not an activity dump");
   for (size_t keep : {size_t(8), size_t(64), good.size() / 2, good.size() - 1})
@@ -226,6 +228,46 @@ TEST(ActivityDump, CorruptOrTruncatedFilesGiveAClearError) {
       EXPECT_NE(std::string(e.what()).find(p.string()), std::string::npos);
     }
   }
+}
+
+// A dump whose header and columns disagree, or whose dense view would not fit: named, never
+// a crash or a bad_alloc. Built with the FlatBuffers builder as a foreign writer would.
+std::vector<uint8_t> dump_bytes(uint32_t width, uint32_t height, size_t intervals, uint32_t column_count) {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<uint64_t> starts(intervals);
+  for (size_t k = 0; k < intervals; ++k) starts[k] = k * 10;
+  auto tiles = fb::CreateColumn(fbb, 1, fbb.CreateVector(std::vector<uint8_t>{0}));
+  std::vector<flatbuffers::Offset<fb::Column>> frames;
+  for (size_t k = 0; k < intervals; ++k) frames.push_back(fb::CreateColumn(fbb, column_count, fbb.CreateVector(std::vector<uint8_t>(column_count, 1))));
+  auto metric = fb::CreateMetric(fbb, fbb.CreateString("fmac_cycles"), fbb.CreateString("cycles"), fbb.CreateVector(frames));
+  auto metrics = fbb.CreateVector(std::vector<flatbuffers::Offset<fb::Metric>>{metric});
+  auto st = fbb.CreateVector(starts);
+  fb::ActivityDumpBuilder b(fbb);
+  b.add_width(width);
+  b.add_height(height);
+  b.add_interval_cycles(10);
+  b.add_cycles(intervals * 10);
+  b.add_interval_starts(st);
+  b.add_tiles(tiles);
+  b.add_pe_metrics(metrics);
+  fb::FinishActivityDumpBuffer(fbb, b.Finish());
+  return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+TEST(ActivityDump, ColumnsMustMatchTheHeaderAndTheViewMustFit) {
+  auto write = [](const std::string& name, const std::vector<uint8_t>& b) {
+    fs::path p = temp_file(name);
+    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+    return p;
+  };
+  EXPECT_EQ(load_dump_view(write("one.wsad", dump_bytes(4, 3, 2, 1))).pe_metric("fmac_cycles")->frames[1][0], 1u);
+  expect_usage_error(write("column.wsad", dump_bytes(4, 3, 2, 2)), "a column holds 2 values, expected 1");
+  // 65536 x 65536 tiles over 50 intervals in a few hundred bytes: the dense view would need
+  // terabytes, so it is refused with the figure before anything is allocated.
+  expect_usage_error(write("huge.wsad", dump_bytes(65536, 65536, 50, 1)), "viewing it (a 65536x65536 mesh over 50 intervals) needs about");
+  set_memory_limit(64 << 10);
+  expect_usage_error(write("small.wsad", dump_bytes(200, 100, 2, 1)), "but only 64.0 KiB is available");
+  set_memory_limit(0);
 }
 
 }  // namespace

@@ -32,6 +32,12 @@ inline std::filesystem::path scratch_dir(const std::string& name) {
   return d;
 }
 
+// A path for a command's --out that holds nothing yet (wse refuses a non-empty one).
+inline std::filesystem::path fresh_dir(const std::filesystem::path& d) {
+  std::filesystem::remove_all(d);
+  return d;
+}
+
 inline std::filesystem::path write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream(path) << text;
   return path;

@@ -71,7 +71,7 @@ TEST(SparsityCli, ValidateOnlyListsWhatWouldBeSparsified) {
 }
 
 TEST(SparsityCli, LoggingDebugLogsEachParameterAsItIsSparsified) {
-  const fs::path out = dir() / "debug_out";
+  const fs::path out = wse::test::fresh_dir(dir() / "debug_out");
   Output o = wse("run " + write("d.yaml", kSparse).string() + " --out " + out.string() + " --logging DEBUG");
   ASSERT_EQ(o.code, 0) << o.text;
   EXPECT_NE(o.text.find("debug: sparsity: fc1.weight [12544] topk level 0.8 seed 11: 10035 pruned, 2509 kept"), std::string::npos) << o.text;
@@ -92,7 +92,7 @@ TEST(SparsityCli, FinalizeCheckpointLeavesAStandardDenseCheckpoint) {
 
   // A dense run cannot resume from the sparse checkpoint, and says why.
   Output refused = wse("run " + write("r1.yaml", base("{batch_size: 16, max_steps: 2, resume_from: " + sparse.string() + "}")).string() +
-                       " --out " + (dir() / "r1_out").string());
+                       " --out " + wse::test::fresh_dir(dir() / "r1_out").string());
   EXPECT_EQ(refused.code, 2) << refused.text;
   EXPECT_NE(refused.text.find("no 'sparsity' block"), std::string::npos) << refused.text;
 
@@ -106,7 +106,7 @@ TEST(SparsityCli, FinalizeCheckpointLeavesAStandardDenseCheckpoint) {
 
   // The finalized one resumes a dense run.
   Output resumed = wse("run " + write("r2.yaml", base("{batch_size: 16, max_steps: 2, resume_from: " + dense.string() + "}")).string() +
-                       " --out " + (dir() / "r2_out").string());
+                       " --out " + wse::test::fresh_dir(dir() / "r2_out").string());
   EXPECT_EQ(resumed.code, 0) << resumed.text;
 
   Output missing = wse("finalize-checkpoint --input " + (dir() / "nope.safetensors").string() + " --output " + dense.string());

@@ -46,7 +46,7 @@ TEST(TraceCli, WritesDumpTraceAndReportWithCongestion) {
   EXPECT_EQ(r["trace"]["traced_pes"]["y1"], 3);
 
   // The same run as `wse run`: tracing changes nothing the wafer does.
-  fs::path run_out = dir() / "run_out";
+  fs::path run_out = wse::test::fresh_dir(dir() / "run_out");
   ASSERT_EQ(wse("run " + config().string() + " --threads 1 --out " + run_out.string()).code, 0);
   nlohmann::json plain = nlohmann::json::parse(std::ifstream(run_out / "report.json"));
   EXPECT_EQ(r["checksum"], plain["checksum"]);

@@ -75,7 +75,7 @@ TEST(TrainCli, ValidateOnlyAndCompileOnlyRunNothing) {
 
 TEST(TrainCli, CorruptStreamMissingDataAndOversizedLayersExitWith2) {
   // A truncated WeightStream file.
-  fs::path out = dir() / "compile_bad";
+  fs::path out = wse::test::fresh_dir(dir() / "compile_bad");
   ASSERT_EQ(wse("run " + write("small_b.yaml", kSmall).string() + " --compile_only --out " + out.string()).code, 0);
   fs::path stream = out / "streams" / "fc1_fwd_col00.wsws";
   fs::resize_file(stream, fs::file_size(stream) / 2);
@@ -87,7 +87,7 @@ TEST(TrainCli, CorruptStreamMissingDataAndOversizedLayersExitWith2) {
   std::string missing = kSmall;
   missing += "# data dir override\n";
   missing.replace(missing.find("data: {"), 7, "data: {dir: /nonexistent/fmnist, ");
-  Output m = wse("run " + write("missing.yaml", missing).string() + " --out " + (dir() / "m").string());
+  Output m = wse("run " + write("missing.yaml", missing).string() + " --out " + wse::test::fresh_dir(dir() / "m").string());
   EXPECT_EQ(m.code, 2) << m.text;
   EXPECT_NE(m.text.find("/nonexistent/fmnist/train-images-idx3-ubyte"), std::string::npos) << m.text;
 
@@ -113,7 +113,7 @@ TEST(TrainCli, TraceRecordsOneLayerPassOfTheFirstStep) {
   EXPECT_EQ(j["trace"]["layer"], "fc1");
   EXPECT_TRUE(fs::exists(out / "activity.wsad"));
   EXPECT_TRUE(fs::exists(out / "trace.json"));
-  Output b = wse("trace " + cfg.string() + " --layer fc2 --pass bwd --interval 200 --out " + (dir() / "trace_bwd").string());
+  Output b = wse("trace " + cfg.string() + " --layer fc2 --pass bwd --interval 200 --out " + wse::test::fresh_dir(dir() / "trace_bwd").string());
   ASSERT_EQ(b.code, 0) << b.text;
   nlohmann::json jb = nlohmann::json::parse(std::ifstream(dir() / "trace_bwd" / "report.json"));
   // fc2 backward: dW (17 x 10 per sample) and dX (16 x 10 per sample) over 16 samples.

@@ -4,6 +4,8 @@
 #include <iterator>
 
 #include "fabric/errors.hpp"
+#include "io/input_file.hpp"
+#include "io/memory_limit.hpp"
 #include "schemas/activity_dump_generated.h"
 
 namespace wse {
@@ -44,13 +46,19 @@ struct Reader {
 
 std::string str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
 
+// The verifier checks a vector's length word for 4-byte alignment, not its elements: a corrupt
+// buffer can put 8-byte numbers at an address 4 mod 8, and reading them is undefined (found by
+// fuzz_activity_dump). A writer's buffer never does; such a vector is a corrupt dump.
+bool aligned(const flatbuffers::Vector<uint64_t>* v) {
+  return reinterpret_cast<uintptr_t>(v->data()) % alignof(uint64_t) == 0;
+}
+
 }  // namespace
 
 DumpView load_dump_view(const std::filesystem::path& path) {
   Reader rd{path.string()};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) rd.fail("cannot open the file");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // A FlatBuffer is at most 2 GiB.
+  const std::vector<uint8_t> bytes = read_input_file(path, "activity dump", uint64_t(1) << 31);
   if (bytes.size() < 8 || !fb::ActivityDumpBufferHasIdentifier(bytes.data()))
     rd.fail("not an activity dump (no WSAD identifier; empty, truncated or another file type)");
   flatbuffers::Verifier verifier(bytes.data(), bytes.size(), 64, 100'000'000);
@@ -64,6 +72,7 @@ DumpView load_dump_view(const std::filesystem::path& path) {
   v.machine = str(d->machine()), v.layer = str(d->layer()), v.pass = str(d->pass());
   v.interval_cycles = d->interval_cycles(), v.cycles = d->cycles(), v.start_cycle = d->start_cycle();
   if (!d->interval_starts()) rd.fail("missing interval_starts");
+  if (!aligned(d->interval_starts())) rd.fail("corrupt: field 'interval_starts' is not 8-byte aligned");
   v.interval_starts.assign(d->interval_starts()->begin(), d->interval_starts()->end());
   const size_t n = v.interval_starts.size();
   for (size_t k = 0; k < n; ++k)
@@ -79,9 +88,25 @@ DumpView load_dump_view(const std::filesystem::path& path) {
   v.tiles.resize(ntiles);
   rd.column(d->tiles(), ntiles, "tiles", [&](size_t i, uint64_t delta) {
     tile += delta;
-    if (tile >= grid || (i > 0 && delta == 0)) rd.fail("tile ids out of range or not ascending");
+    if (delta >= grid || tile >= grid || (i > 0 && delta == 0)) rd.fail("tile ids out of range or not ascending");
     v.tiles[i] = uint32_t(tile);
   });
+
+  // The view is dense (a W x H grid per metric and interval, zeros for tiles not stored): make
+  // sure it fits before allocating it, so a huge mesh in a small file is refused, not a bad_alloc.
+  {
+    const auto count = [](const auto* v) -> uint64_t { return v ? v->size() : 0; };
+    const uint64_t pe_grids = add_sat(mul_sat(add_sat(count(d->pe_metrics()), 1), n), count(d->sram_buffers()));  // + busy_cycles
+    uint64_t cells = mul_sat(pe_grids, grid);
+    cells = add_sat(cells, mul_sat(mul_sat(count(d->link_metrics()), n), count(d->links())));
+    cells = add_sat(cells, mul_sat(mul_sat(count(d->colour_metrics()), n), d->colours()));
+    try {
+      check_memory(mul_sat(cells, sizeof(uint32_t)), "viewing it (a " + std::to_string(v.width) + "x" + std::to_string(v.height) + " mesh over " +
+                                                         std::to_string(n) + " intervals)");
+    } catch (const UsageError& e) {
+      rd.fail(e.what());
+    }
+  }
 
   auto metric_frames = [&](const fb::Metric* m, size_t expect_frames, size_t count, const char* what,
                            auto&& store) {
@@ -137,6 +162,7 @@ DumpView load_dump_view(const std::filesystem::path& path) {
   if (d->series()) {
     for (const fb::Series* s : *d->series()) {
       if (!s->values() || s->values()->size() != n) rd.fail("series '" + str(s->name()) + "' does not have one value per interval");
+      if (!aligned(s->values())) rd.fail("corrupt: the values of series '" + str(s->name()) + "' are not 8-byte aligned");
       v.series.push_back({str(s->name()), str(s->unit()), {s->values()->begin(), s->values()->end()}});
     }
   }

@@ -6,6 +6,7 @@
 
 #include "fabric/errors.hpp"
 #include "fabric/geometry.hpp"
+#include "io/output_file.hpp"
 
 namespace wse {
 
@@ -132,9 +133,7 @@ nlohmann::json perfetto_trace(const DumpView& d, const std::vector<TracedPe>& pe
 }
 
 void write_perfetto(const std::filesystem::path& file, const nlohmann::json& trace) {
-  std::ofstream out(file);
-  out << trace.dump() << "\n";
-  if (!out) throw UsageError("cannot write trace " + file.string());
+  write_file_atomic(file, trace.dump() + "\n", "trace");
 }
 
 }  // namespace wse

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "fabric/errors.hpp"
+#include "io/output_file.hpp"
 #include "schemas/activity_dump_generated.h"
 
 namespace wse {
@@ -313,9 +314,7 @@ const std::vector<uint8_t>& ActivityRecorder::dump() {
 
 void ActivityRecorder::write(const std::filesystem::path& file) {
   const auto& bytes = dump();
-  std::ofstream out(file, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-  if (!out) throw UsageError("cannot write activity dump " + file.string());
+  write_file_atomic(file, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), "activity dump");
 }
 
 std::vector<StreamPhase> ActivityRecorder::stream_phases() const {

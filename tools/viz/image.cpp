@@ -3,9 +3,12 @@
 #include <png.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
+
+#include "io/output_file.hpp"
 
 namespace wse::viz {
 
@@ -40,9 +43,9 @@ void Image::frame_rect(int64_t x, int64_t y, int64_t w, int64_t h, Rgb c) {
   fill_rect(x + w - 1, y, 1, h, c);
 }
 
-void Image::write_png(const std::filesystem::path& path) const {
-  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "wb"), &std::fclose);
-  if (!file) throw std::runtime_error("cannot write " + path.string());
+void Image::write_png(const std::filesystem::path& path, bool sync) const {
+  OutputFile file(path, "picture", sync);  // atomic: a failed write leaves no half PNG
+  std::FILE* stream = file.stdio();
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
   png_infop info = png ? png_create_info_struct(png) : nullptr;
   if (!info) {
@@ -51,10 +54,11 @@ void Image::write_png(const std::filesystem::path& path) const {
   }
   // libpng reports errors by longjmp; nothing with a destructor is created between here and the end.
   if (setjmp(png_jmpbuf(png))) {
+    const int err = errno;  // libpng's default writer fails on a short fwrite: errno says why
     png_destroy_write_struct(&png, &info);
-    throw std::runtime_error("libpng: failed writing " + path.string());
+    file.fail(err);
   }
-  png_init_io(png, file.get());
+  png_init_io(png, stream);
   png_set_IHDR(png, info, width_, height_, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
                PNG_FILTER_TYPE_DEFAULT);
   png_set_compression_level(png, 6);
@@ -63,6 +67,7 @@ void Image::write_png(const std::filesystem::path& path) const {
     png_write_row(png, const_cast<png_bytep>(px_.data() + size_t(y) * width_ * 3));
   png_write_end(png, nullptr);
   png_destroy_write_struct(&png, &info);
+  file.commit();
 }
 
 }  // namespace wse::viz

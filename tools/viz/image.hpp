@@ -27,7 +27,8 @@ class Image {
   const std::vector<uint8_t>& pixels() const { return px_; }  // row-major RGB
 
   // Throws std::runtime_error naming the path if the file cannot be written.
-  void write_png(const std::filesystem::path& path) const;
+  // Atomically (io/output_file.hpp); `sync` = survive a power cut too (frames skip it).
+  void write_png(const std::filesystem::path& path, bool sync = true) const;
 
  private:
   uint32_t width_, height_;

@@ -7,6 +7,8 @@
 #include <stdexcept>
 
 #include "fabric/errors.hpp"
+#include "io/output_dir.hpp"
+#include "io/output_file.hpp"
 #include "tools/viz/heatmap.hpp"
 #include "tools/viz/html_viewer.hpp"
 
@@ -31,9 +33,16 @@ std::string subtitle(const DumpView& d) {
   return s;
 }
 
-void write_png(const Heatmap& h, const fs::path& p, VizResult& r) {
-  h.image.write_png(p);
+void write_png(const Heatmap& h, const fs::path& p, VizResult& r, bool sync = true) {
+  h.image.write_png(p, sync);
   r.files.push_back(p);
+}
+
+fs::path make_dir(const fs::path& p) {
+  std::error_code ec;
+  fs::create_directories(p, ec);
+  if (ec) throw_output_error("viz output", p, "create it", ec.value());
+  return p;
 }
 
 }  // namespace
@@ -112,8 +121,11 @@ VizResult write_viz(const DumpView& d, const fs::path& out_dir, const VizOptions
   }
 
   VizResult r;
-  fs::create_directories(out_dir);
-  if (opt.frames) fs::create_directories(out_dir / "frames");
+  // Through the command's OutputDir when there is one: it records every top-level entry.
+  auto top = [&](const std::string& name) { return opt.out ? opt.out->entry(name) : out_dir / name; };
+  if (!opt.out) make_dir(out_dir);
+  fs::path frames_dir;
+  if (opt.frames) frames_dir = opt.out ? opt.out->subdir("frames") : make_dir(out_dir / "frames");
   const size_t cells = size_t(d.width) * d.height;
   const size_t n = d.interval_starts.size();
   for (const MetricGrid* m : chosen) {
@@ -129,7 +141,7 @@ VizResult write_viz(const DumpView& d, const fs::path& out_dir, const VizOptions
     s.title = m->name + (is_level(*m) ? "  max over " : "  total over ") + std::to_string(n) +
               (n == 1 ? " interval" : " intervals");
     s.scale = {0, std::max(1.0, double(*std::max_element(total.begin(), total.end())))};
-    write_png(render_heatmap(s), out_dir / (stem + ".png"), r);
+    write_png(render_heatmap(s), top(stem + ".png"), r);
     if (!opt.frames) continue;
     // Frames share one scale: the largest value of any interval.
     uint32_t hi = 1;
@@ -143,16 +155,14 @@ VizResult write_viz(const DumpView& d, const fs::path& out_dir, const VizOptions
       s.subtitle = subtitle(d) + "  cycles " + std::to_string(start) + "-" + std::to_string(end);
       char num[32];
       std::snprintf(num, sizeof num, "_%04zu.png", i);
-      write_png(render_heatmap(s), out_dir / "frames" / (stem + num), r);
+      write_png(render_heatmap(s), frames_dir / (stem + num), r, false);  // frames are cheap to redraw: no fsync
     }
   }
   if (opt.html) {
     HtmlOptions h{opt.max_html_values, opt.max_html_side};
     const std::string page = render_html_viewer(d, all, h, &r.html_block);
-    const fs::path p = out_dir / "index.html";
-    std::ofstream f(p, std::ios::binary);
-    f << page;
-    if (!f.flush()) throw std::runtime_error("cannot write " + p.string());
+    const fs::path p = top("index.html");
+    write_file_atomic(p, page, "viewer");
     r.files.push_back(p);
   }
   return r;

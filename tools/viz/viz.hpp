@@ -10,6 +10,10 @@
 
 #include "tools/dump_view.hpp"
 
+namespace wse {
+class OutputDir;
+}
+
 namespace wse::viz {
 
 struct VizOptions {
@@ -18,6 +22,7 @@ struct VizOptions {
   bool html = true;             // write index.html
   uint64_t max_html_values = 4'000'000;  // cells x intervals x metrics embedded in the page
   uint32_t max_html_side = 256;          // cells per side of the embedded grid
+  OutputDir* out = nullptr;     // the command's output directory (records what is written), or none
 };
 
 struct VizResult {
@@ -41,7 +46,7 @@ std::vector<uint32_t> run_summary(const MetricGrid& m, size_t cells);
 void check_dump_view(const DumpView& dump);
 
 // Writes the PNGs, frames and viewer into out_dir (created if needed). Throws wse::UsageError for
-// an unknown metric or a malformed dump, std::runtime_error if a file cannot be written.
+// an unknown metric or a malformed dump, wse::OutputError (a UsageError) if a file cannot be written.
 VizResult write_viz(const DumpView& dump, const std::filesystem::path& out_dir, const VizOptions& opt = {});
 
 }  // namespace wse::viz

@@ -1,0 +1,20 @@
+// libFuzzer target: a GradientStream message through decode_gradient_stream (verifier, then the
+// meaning checks, alone and against an expectation).
+#include "fuzz_support.hpp"
+#include "memoryx/gradient_stream.hpp"
+#include "memoryx/stream_validation.hpp"
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  wse::fuzz::init();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const wse::Buffer buffer(data, data + size);
+  return wse::fuzz::expect_accept_or_usage_error([&] {
+    const wse::GradientMessage g = wse::decode_gradient_stream(buffer, "fuzz input");
+    if (g.values.size() != size_t(g.rows) * g.cols) std::abort();  // the checks promise this
+    wse::GradientStreamExpectation e{g.layer_index, g.rows, g.cols, 4, 0};
+    wse::decode_gradient_stream(buffer, "fuzz input", &e);
+  });
+}

@@ -1,0 +1,56 @@
+#pragma once
+// What every libFuzzer target here shares. A target feeds one reader arbitrary bytes; the reader
+// may accept them or reject them with wse::UsageError (a clear message, exit code 2 in the CLI).
+// Anything else (a crash, a sanitizer report, a leak, another exception escaping, a hang, an
+// allocation past the limit) is a bug the fuzzer reports.
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+
+#include "fabric/errors.hpp"
+#include "fabric/log.hpp"
+#include "io/memory_limit.hpp"
+
+namespace wse::fuzz {
+
+// Readers must refuse what would not fit in this much memory, well under libFuzzer's RSS limit,
+// so a header that claims a huge size is a UsageError rather than an out-of-memory "crash".
+constexpr uint64_t kMemoryLimit = uint64_t(256) << 20;
+
+inline void init() {
+  set_memory_limit(kMemoryLimit, "the fuzzer's limit");
+  log_level() = LogLevel::Warning;
+}
+
+// A scratch directory of this process, for readers that take a path.
+inline const std::filesystem::path& scratch() {
+  static const std::filesystem::path dir = [] {
+    std::filesystem::path d = std::filesystem::temp_directory_path() / ("wse-fuzz-" + std::to_string(getpid()));
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+inline std::filesystem::path write(const std::string& name, const uint8_t* data, size_t size) {
+  const std::filesystem::path p = scratch() / name;
+  std::ofstream(p, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data), std::streamsize(size));
+  return p;
+}
+
+// Runs `fn`; a UsageError is the reader saying no, which is fine.
+template <class Fn>
+int expect_accept_or_usage_error(Fn&& fn) {
+  try {
+    fn();
+  } catch (const UsageError&) {
+  }
+  return 0;
+}
+
+}  // namespace wse::fuzz

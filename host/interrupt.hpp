@@ -1,0 +1,20 @@
+#pragma once
+// SIGINT and SIGTERM during training. The first one asks the run to stop at the end of the step
+// in progress: the training loop then writes a checkpoint of that step (atomically, like every
+// output), prints how to resume, and exits with 128 + the signal's number (130, 143). A second
+// one stops at once, as the default action would: no step is ever checkpointed half done.
+namespace wse {
+
+class InterruptGuard {
+ public:
+  InterruptGuard();   // installs the handlers (one guard at a time)
+  ~InterruptGuard();  // restores what was there before
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+  // 0, or the first SIGINT / SIGTERM received while the guard stood.
+  int received() const;
+  static const char* name(int sig);
+};
+
+}  // namespace wse

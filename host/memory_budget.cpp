@@ -1,0 +1,80 @@
+#include "host/memory_budget.hpp"
+
+#include "fabric/partition.hpp"
+#include "io/memory_limit.hpp"
+#include "memoryx/optimizer.hpp"
+#include "wafer/wafer.hpp"
+
+namespace wse {
+
+namespace {
+
+// What a heap block costs beyond its payload (glibc malloc: 16 bytes of header, 16-byte steps).
+constexpr uint64_t kMallocOverhead = 16;
+// The OS commits SRAM a page at a time, on first write (pe/sram.hpp).
+constexpr uint64_t kPage = 4096;
+
+std::string mesh_text(MeshShape m) { return std::to_string(m.width) + "x" + std::to_string(m.height); }
+
+}  // namespace
+
+uint64_t wafer_bytes(const MachineSpec& spec, MeshShape mesh, uint64_t active_tiles) {
+  const uint64_t tiles = mesh.tiles();
+  // Every tile: its PE, its router slot, its owner in the partition, its scheduler stamp.
+  const uint64_t per_tile = sizeof(Pe) + sizeof(std::unique_ptr<Router>) + sizeof(uint16_t) + sizeof(Cycle);
+  // Every tile a kernel uses: a router with two lanes (every kernel here routes at least a
+  // multicast and a chain through each of its PEs), three outgoing links with their queues, and
+  // one SRAM page.
+  const uint64_t link_queues = (spec.hop_latency_cycles + 2 + 2 * spec.router_buffer_depth + spec.hop_latency_cycles + 1) * sizeof(Flit);
+  const uint64_t per_active = sizeof(Router) + kMallocOverhead + 2 * sizeof(Lane) + kMallocOverhead +
+                              3 * (sizeof(Link) + link_queues + 3 * kMallocOverhead) + std::min<uint64_t>(kPage, spec.sram_bytes_per_pe);
+  return add_sat(mul_sat(tiles, per_tile), mul_sat(std::min(active_tiles, tiles), per_active));
+}
+
+uint64_t memoryx_bytes(const TrainConfig& t) {
+  uint64_t params = 0;
+  for (size_t l = 0; l + 1 < t.layers.size(); ++l) params = add_sat(params, mul_sat(uint64_t(t.layers[l]) + 1, t.layers[l + 1]));
+  uint64_t states = 1;
+  try {
+    states += optimizer_state_names(t.memoryx.optimizer).size();
+  } catch (const std::exception&) {
+  }
+  uint64_t bytes = mul_sat(mul_sat(params, sizeof(float)), states);
+  if (!t.memoryx.init.lazy) bytes = mul_sat(bytes, 2);  // eager: host tensors and the store at once
+  if (t.memoryx.sparsity.enabled) bytes = add_sat(bytes, params);  // a mask byte per weight
+  return bytes;
+}
+
+MemoryEstimate estimate_run_memory(const RunConfig& cfg) {
+  MemoryEstimate e;
+  auto part = [&](uint64_t bytes, const std::string& what) {
+    e.bytes = add_sat(e.bytes, bytes);
+    e.detail += (e.detail.empty() ? "" : "; ") + what + ": " + format_bytes(bytes);
+  };
+  if (cfg.kernel == "fc_train") {
+    const TrainConfig& t = cfg.train;
+    const uint64_t wafer = wafer_bytes(cfg.machine, cfg.mesh, cfg.mesh.tiles());
+    part(mul_sat(wafer, t.num_csx), std::to_string(t.num_csx) + " wafer(s) of " + mesh_text(cfg.mesh) + " PEs");
+    part(memoryx_bytes(t), "MemoryX store");
+  } else {
+    const GemvConfig& g = cfg.gemv;
+    const uint64_t q = g.grid_width ? g.grid_width : std::min(cfg.mesh.width, g.cols);
+    const uint64_t p = g.grid_height ? g.grid_height : std::min(cfg.mesh.height, g.rows);
+    part(wafer_bytes(cfg.machine, cfg.mesh, p * q), "a wafer of " + mesh_text(cfg.mesh) + " PEs");
+    part(mul_sat(add_sat(mul_sat(g.rows, g.cols), g.cols), sizeof(float)), "the " + std::to_string(g.rows) + "x" + std::to_string(g.cols) + " matrix");
+  }
+  return e;
+}
+
+void check_run_memory(const RunConfig& cfg) {
+  const MemoryEstimate e = estimate_run_memory(cfg);
+  try {
+    check_memory(e.bytes, "config " + cfg.source.string() + ": this run",
+                 " (" + e.detail + "). Use a smaller mesh (mesh: {width, height}) or model, or, if you know the memory is there, "
+                 "raise the limit with --max-memory");
+  } catch (const UsageError& err) {
+    throw ConfigError(err.what());
+  }
+}
+
+}  // namespace wse

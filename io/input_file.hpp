@@ -1,0 +1,15 @@
+#pragma once
+// Reading a whole input file into memory, bounded: it must be a regular file (not a directory, a
+// pipe or /dev/zero) no larger than `max_bytes` and than the memory in force, so a wrong path is
+// a clear error rather than an endless read or a bad_alloc.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace wse {
+
+// Throws UsageError "<what> <path>: ..." naming the reason.
+std::vector<uint8_t> read_input_file(const std::filesystem::path& path, const std::string& what, uint64_t max_bytes);
+
+}  // namespace wse

@@ -1,0 +1,125 @@
+#include "io/memory_limit.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "fabric/errors.hpp"
+
+namespace wse {
+
+namespace {
+
+std::mutex g_mutex;
+MemoryLimit g_set;  // bytes == 0: not set
+
+// The first number in a file ("max" and unreadable files give 0).
+uint64_t read_number(const std::string& path) {
+  std::ifstream in(path);
+  uint64_t v = 0;
+  if (!(in >> v)) return 0;
+  return v;
+}
+
+// The cgroup (v2 or v1 memory controller) this process is in: its limit minus its usage, or 0.
+uint64_t cgroup_room() {
+  std::ifstream in("/proc/self/cgroup");
+  uint64_t best = 0;
+  for (std::string line; std::getline(in, line);) {
+    // "0::/path" (v2) or "4:memory:/path" (v1).
+    const size_t a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
+    uint64_t limit = 0, usage = 0;
+    if (controllers.empty()) {
+      limit = read_number("/sys/fs/cgroup" + path + "/memory.max");
+      usage = read_number("/sys/fs/cgroup" + path + "/memory.current");
+    } else if (controllers == "memory" || controllers.find("memory,") == 0 || controllers.find(",memory") != std::string::npos) {
+      for (const std::string& root : {"/sys/fs/cgroup/memory" + path, std::string("/sys/fs/cgroup/memory")}) {
+        limit = read_number(root + "/memory.limit_in_bytes");
+        usage = read_number(root + "/memory.usage_in_bytes");
+        if (limit) break;
+      }
+    }
+    if (limit == 0 || limit >= (uint64_t(1) << 60)) continue;  // no limit ("max", or v1's huge default)
+    const uint64_t room = limit > usage ? limit - usage : 0;
+    if (!best || room < best) best = room;
+  }
+  return best;
+}
+
+}  // namespace
+
+MemoryLimit detect_available_memory() {
+  MemoryLimit m{0, "MemAvailable in /proc/meminfo"};
+  std::ifstream in("/proc/meminfo");
+  for (std::string key; in >> key;) {
+    uint64_t kib = 0;
+    in >> kib;
+    if (key == "MemAvailable:") m.bytes = kib * 1024;
+    in.ignore(1 << 10, '\n');
+  }
+  if (const uint64_t room = cgroup_room(); room && (!m.bytes || room < m.bytes)) m = {room, "cgroup memory limit less its usage"};
+  if (!m.bytes) m = {UINT64_MAX, "no figure from the OS"};
+  return m;
+}
+
+void set_memory_limit(uint64_t bytes, const std::string& source) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_set = {bytes, source};
+}
+
+MemoryLimit memory_limit() {
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_set.bytes) return g_set;
+  }
+  return detect_available_memory();
+}
+
+uint64_t parse_memory_size(const std::string& text, const std::string& flag) {
+  const auto bad = [&] {
+    return UsageError(flag + " '" + text + "': expected a size such as 512M, 8G or 1.5GiB (K, M, G, T = powers of 1024), or bytes");
+  };
+  std::istringstream in(text);
+  double v = 0;
+  if (!(in >> v) || !(v > 0) || !std::isfinite(v)) throw bad();
+  std::string unit;
+  in >> unit;
+  if (!in.eof() && in.peek() != EOF) throw bad();
+  for (char& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
+  if (unit.size() > 1 && (unit.substr(1) == "B" || unit.substr(1) == "IB")) unit = unit.substr(0, 1);
+  double scale = 1;
+  if (unit.empty() || unit == "B") scale = 1;
+  else if (unit == "K") scale = 1024.0;
+  else if (unit == "M") scale = 1024.0 * 1024;
+  else if (unit == "G") scale = 1024.0 * 1024 * 1024;
+  else if (unit == "T") scale = 1024.0 * 1024 * 1024 * 1024;
+  else throw bad();
+  const double bytes = v * scale;
+  if (bytes < 1 || bytes >= 1.8e19) throw bad();
+  return uint64_t(bytes);
+}
+
+std::string format_bytes(uint64_t bytes) {
+  if (bytes == UINT64_MAX) return "more than 16 EiB";
+  static const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024) return std::to_string(bytes) + " bytes";
+  double v = double(bytes) / 1024;
+  int u = 0;
+  while (v >= 1024 && u < 5) v /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v, units[u]);
+  return buf;
+}
+
+void check_memory(uint64_t need, const std::string& what, const std::string& advice) {
+  const MemoryLimit limit = memory_limit();
+  if (need <= limit.bytes) return;
+  throw UsageError(what + " needs about " + format_bytes(need) + " of host memory, but only " + format_bytes(limit.bytes) +
+                   " is available (" + limit.source + ")" + advice);
+}
+
+}  // namespace wse

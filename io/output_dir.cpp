@@ -1,0 +1,154 @@
+#include "io/output_dir.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <fstream>
+#include <system_error>
+
+#include "io/output_file.hpp"
+
+namespace wse {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A recorded entry is a plain name inside DIR: never a path that could reach outside it.
+bool plain_name(const std::string& n) {
+  return !n.empty() && n != "." && n != ".." && n != OutputDir::kMarker && n.find('/') == std::string::npos &&
+         n.find('\0') == std::string::npos;
+}
+
+std::string list(const std::vector<std::string>& names, size_t max = 4) {
+  std::string s;
+  for (size_t i = 0; i < names.size() && i < max; ++i) s += (i ? ", " : "") + names[i];
+  if (names.size() > max) s += ", ... (" + std::to_string(names.size()) + " in all)";
+  return s;
+}
+
+std::vector<std::string> contents(const fs::path& dir, const std::string& what) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    names.push_back(it->path().filename().string() + (it->is_directory() ? "/" : ""));
+  if (ec) throw_output_error(what, dir, "list it", ec.value());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+std::vector<std::string> OutputDir::recorded(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::ifstream in(dir / kMarker);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#' && plain_name(line)) out.push_back(line);
+  return out;
+}
+
+OutputDir::OutputDir(fs::path dir, OutputDirOptions options) : dir_(std::move(dir)), opt_(std::move(options)) {
+  const std::string what = opt_.flag;
+  if (dir_.empty()) throw OutputError(what + ": an empty path is not a directory");
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir_, ec);
+  if (fs::exists(st) && !fs::is_directory(st))
+    throw OutputError(what + " " + dir_.string() + ": exists and is not a directory; name a directory for the output");
+  if (!fs::exists(st)) {
+    // Remember what we create, outermost first, to take it away again if nothing is written.
+    std::vector<fs::path> missing;
+    for (fs::path p = dir_; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+      missing.insert(missing.begin(), p);
+      if (p == p.parent_path()) break;
+    }
+    for (const fs::path& p : missing) {
+      if (!fs::create_directory(p, ec) && ec) {
+        const int err = ec.value();
+        for (auto it = created_.rbegin(); it != created_.rend(); ++it) fs::remove(*it, ec);
+        created_.clear();
+        throw_output_error(what, dir_, p == dir_ ? "create it" : "create it (at " + p.string() + ")", err);
+      }
+      created_.push_back(p);
+    }
+  }
+  // Prove it writable now, not after the run: a probe file, made and removed.
+  const fs::path probe = dir_ / (".wse-probe-" + std::to_string(getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    const int err = errno;
+    for (auto it = created_.rbegin(); it != created_.rend(); ++it) fs::remove(*it, ec);
+    created_.clear();
+    throw_output_error(what, dir_, "write there", err);
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+
+  const std::vector<std::string> present = contents(dir_, what);
+  if (present.empty() || opt_.continue_run) return;
+  if (!opt_.overwrite)
+    throw OutputError(what + " " + dir_.string() + " is not empty (it holds " + list(present) +
+                      "): a run never writes beside another run's files. Choose a new directory, or pass --overwrite "
+                      "to replace the previous wse run there");
+  if (!fs::exists(dir_ / kMarker))
+    throw OutputError(what + " " + dir_.string() + " holds files no wse run recorded (" + list(present) + "; no " +
+                      std::string(kMarker) + " in it), and --overwrite deletes only what wse wrote. Empty it yourself, or "
+                      "choose a new directory");
+}
+
+OutputDir::~OutputDir() {
+  if (claimed_) return;
+  std::error_code ec;
+  for (auto it = created_.rbegin(); it != created_.rend(); ++it)
+    if (!fs::remove(*it, ec)) break;  // not empty (or gone): leave it and its parents
+}
+
+void OutputDir::claim() {
+  if (claimed_) return;
+  claimed_ = true;
+  if (opt_.continue_run) {
+    entries_ = recorded(dir_);
+  } else if (opt_.overwrite) {
+    for (const std::string& name : recorded(dir_)) {
+      std::error_code ec;
+      fs::remove_all(dir_ / name, ec);
+      if (ec) throw_output_error(opt_.flag, dir_ / name, "remove it (--overwrite)", ec.value());
+    }
+    std::vector<std::string> left = contents(dir_, opt_.flag);
+    left.erase(std::remove(left.begin(), left.end(), std::string(kMarker)), left.end());
+    if (!left.empty())
+      std::fprintf(stderr, "wse: note: %s %s also holds %s, which its previous run did not write; left as is\n",
+                   opt_.flag.c_str(), dir_.string().c_str(), list(left).c_str());
+  }
+  write_record();
+}
+
+void OutputDir::write_record() {
+  std::string text = "# wse: what the run in this directory wrote; `--overwrite` removes exactly these entries.\n";
+  if (!opt_.command.empty()) text += "# " + opt_.command + "\n";
+  for (const std::string& e : entries_) text += e + "\n";
+  write_file_atomic(dir_ / kMarker, text, "output record");
+}
+
+fs::path OutputDir::entry(const std::string& name) {
+  if (!plain_name(name)) throw std::logic_error("OutputDir::entry: '" + name + "' is not a plain name");
+  claim();
+  if (std::find(entries_.begin(), entries_.end(), name) == entries_.end()) {
+    entries_.push_back(name);
+    write_record();
+  }
+  return dir_ / name;
+}
+
+fs::path OutputDir::subdir(const std::string& name) {
+  const fs::path p = entry(name);
+  std::error_code ec;
+  fs::create_directory(p, ec);
+  if (ec) throw_output_error(opt_.flag, p, "create it", ec.value());
+  if (!fs::is_directory(p)) throw OutputError(opt_.flag + " " + p.string() + ": exists and is not a directory");
+  return p;
+}
+
+}  // namespace wse

@@ -1,0 +1,54 @@
+#pragma once
+// The directory a command writes its files into (`--out DIR`, `training.checkpoint_dir`), checked
+// before any work so that a run never trains for an hour and then finds it cannot write. It keeps
+// runs apart: a directory that is not empty is refused, unless the user passes --overwrite and
+// the directory is one a previous wse run recorded (DIR/.wse-run lists what that run wrote);
+// then exactly those entries are removed, and only when the new run writes its first file, so a
+// run that fails before writing anything leaves the earlier output untouched.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace wse {
+
+struct OutputDirOptions {
+  std::string flag = "--out";  // how messages name the directory's origin
+  bool overwrite = false;      // replace the previous wse run recorded in DIR
+  bool continue_run = false;   // a resumed run continues the run recorded in DIR: keep its entries
+  std::string command;         // the command line, recorded in DIR/.wse-run
+};
+
+class OutputDir {
+ public:
+  static constexpr const char* kMarker = ".wse-run";
+
+  // Creates DIR if missing and proves it writable; refuses a non-directory, an unwritable
+  // directory, or a non-empty one the options do not allow. Throws OutputError (exit code 2).
+  OutputDir(std::filesystem::path dir, OutputDirOptions options);
+  // A directory this made and nothing was ever written into is removed again.
+  ~OutputDir();
+  OutputDir(const OutputDir&) = delete;
+  OutputDir& operator=(const OutputDir&) = delete;
+
+  const std::filesystem::path& path() const { return dir_; }
+  // The path of a top-level entry (file or folder) of this run, recorded in DIR/.wse-run. The
+  // first call claims the directory: with --overwrite, what the previous run recorded goes.
+  std::filesystem::path entry(const std::string& name);
+  // entry(name), created as a directory.
+  std::filesystem::path subdir(const std::string& name);
+
+  // Entries DIR/.wse-run records (empty when there is no record).
+  static std::vector<std::string> recorded(const std::filesystem::path& dir);
+
+ private:
+  void claim();
+  void write_record();
+
+  std::filesystem::path dir_;
+  OutputDirOptions opt_;
+  std::vector<std::filesystem::path> created_;  // directories this made, outermost first
+  std::vector<std::string> entries_;            // recorded, in the order first written
+  bool claimed_ = false;
+};
+
+}  // namespace wse

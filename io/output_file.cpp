@@ -1,0 +1,91 @@
+#include "io/output_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+namespace wse {
+
+namespace {
+
+// Distinct temporaries for files written at once by several threads of one process.
+std::atomic<uint64_t> g_serial{0};
+
+}  // namespace
+
+void throw_output_error(const std::string& what, const std::filesystem::path& path, const std::string& doing, int err) {
+  throw OutputError(what + " " + path.string() + ": cannot " + doing + (err ? std::string(": ") + std::strerror(err) : std::string()));
+}
+
+OutputFile::OutputFile(std::filesystem::path path, std::string what, bool sync)
+    : path_(std::move(path)), what_(std::move(what)), sync_(sync) {
+  const std::string name = path_.filename().string();
+  if (name.empty() || name == "." || name == "..") throw OutputError(what_ + " " + path_.string() + ": not a file name");
+  tmp_ = path_.parent_path() / ("." + name + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(g_serial++));
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd_ < 0) throw_output_error(what_, path_, "create it", errno);
+}
+
+OutputFile::~OutputFile() {
+  if (committed_) return;
+  if (file_) std::fclose(file_);
+  else if (fd_ >= 0) ::close(fd_);
+  ::unlink(tmp_.c_str());
+}
+
+void OutputFile::write(const void* data, size_t bytes) {
+  if (file_) {
+    if (std::fwrite(data, 1, bytes, file_) != bytes) fail(errno);
+    return;
+  }
+  const char* p = static_cast<const char*>(data);
+  while (bytes) {
+    const ssize_t n = ::write(fd_, p, bytes);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(errno);
+    }
+    p += n, bytes -= size_t(n);
+  }
+}
+
+std::FILE* OutputFile::stdio() {
+  if (!file_) {
+    file_ = ::fdopen(fd_, "wb");
+    if (!file_) fail(errno);
+  }
+  return file_;
+}
+
+void OutputFile::fail(int err) { throw_output_error(what_, path_, "write it", err); }
+
+void OutputFile::commit() {
+  if (committed_) return;
+  int fd = fd_;
+  if (file_) {
+    if (std::fflush(file_) != 0 || std::ferror(file_)) fail(errno);
+    fd = ::fileno(file_);
+  }
+  if (sync_ && ::fsync(fd) != 0) fail(errno);
+  const int closed = file_ ? std::fclose(file_) : ::close(fd_);
+  file_ = nullptr, fd_ = -1;
+  if (closed != 0) fail(errno);
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp_.c_str());
+    committed_ = true;  // nothing left to clean up
+    throw_output_error(what_, path_, "rename it into place", err);
+  }
+  committed_ = true;
+}
+
+void write_file_atomic(const std::filesystem::path& path, std::string_view bytes, const std::string& what) {
+  OutputFile f(path, what);
+  f.write(bytes);
+  f.commit();
+}
+
+}  // namespace wse

@@ -1,0 +1,208 @@
+// Checkpoints (safetensors) and datasets (IDX) checked in meaning before use: every file below
+// is well-formed enough to parse, and contradicts itself or the model; each must be a UsageError
+// naming the file, the field and what was expected, and nothing is allocated from its claims.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+#include "host/dataset.hpp"
+#include "io/memory_limit.hpp"
+#include "memoryx/memoryx.hpp"
+#include "memoryx/safetensors.hpp"
+#include "test_support.hpp"
+
+namespace wse {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path dir() { return test::scratch_dir("wse_input_validation_test"); }
+
+// A safetensors file: 8-byte length, the header text as given, then `data` bytes.
+fs::path safetensors(const std::string& name, const std::string& header, size_t data_bytes) {
+  const fs::path p = dir() / name;
+  std::ofstream out(p, std::ios::binary);
+  const uint64_t len = header.size();
+  out.write(reinterpret_cast<const char*>(&len), 8);
+  out << header << std::string(data_bytes, '\0');
+  return p;
+}
+
+void bad_checkpoint(const std::string& name, const std::string& header, size_t data, std::initializer_list<std::string> fragments) {
+  const fs::path p = safetensors(name, header, data);
+  std::vector<std::string> all = {"checkpoint " + p.string()};
+  all.insert(all.end(), fragments.begin(), fragments.end());
+  try {
+    SafetensorsFile f(p);
+    ADD_FAILURE() << name << ": accepted";
+  } catch (const UsageError& e) {
+    for (const auto& s : all) EXPECT_NE(std::string(e.what()).find(s), std::string::npos) << name << ": '" << s << "' not in: " << e.what();
+  }
+}
+
+TEST(CheckpointValidation, AWellFormedCheckpointIsRead) {
+  const fs::path p = safetensors("ok.safetensors",
+                                 R"({"__metadata__":{"step":"3"},"a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},)"
+                                 R"("b":{"dtype":"F32","shape":[],"data_offsets":[24,28]}})",
+                                 28);
+  const SafetensorsFile f(p);
+  ASSERT_EQ(f.tensors().size(), 2u);
+  EXPECT_EQ(f.find("a")->numel, 6u);
+  EXPECT_EQ(f.find("b")->numel, 1u);  // a scalar
+  EXPECT_EQ(f.metadata().at("step"), "3");
+}
+
+TEST(CheckpointValidation, EveryContradictionIsNamed) {
+  const std::string t = R"("dtype":"F32","shape":[2,3])";
+  bad_checkpoint("dtype.st", R"({"a":{"dtype":"F33","shape":[1],"data_offsets":[0,4]}})", 4, {"tensor 'a'", "field 'dtype'", "\"F33\" is not a safetensors dtype"});
+  bad_checkpoint("f16.st", R"({"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", 4, {"field 'dtype'", "F16 is not supported"});
+  bad_checkpoint("span.st", "{\"a\":{" + t + R"(,"data_offsets":[0,20]}})", 24, {"field 'data_offsets'", "spans 20 bytes", "needs 24"});
+  bad_checkpoint("beyond.st", "{\"a\":{" + t + R"(,"data_offsets":[8,32]}})", 24, {"field 'data_offsets'", "[8, 32) is not inside the 24 data bytes"});
+  bad_checkpoint("reversed.st", "{\"a\":{" + t + R"(,"data_offsets":[24,0]}})", 24, {"field 'data_offsets'", "[24, 0)"});
+  bad_checkpoint("overlap.st", "{\"a\":{" + t + R"(,"data_offsets":[0,24]},"b":{"dtype":"F32","shape":[2],"data_offsets":[16,24]}})", 24,
+                 {"tensors 'a' and 'b' overlap"});
+  bad_checkpoint("twice.st", "{\"a\":{" + t + R"(,"data_offsets":[0,24]},"a":{)" + t + R"(,"data_offsets":[0,24]}})", 24, {"names 'a' twice"});
+  bad_checkpoint("negative.st", R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4, {"field 'shape[0]'", "-1 is not a dimension"});
+  bad_checkpoint("fraction.st", R"({"a":{"dtype":"F32","shape":[1.5],"data_offsets":[0,4]}})", 4, {"field 'shape[0]'"});
+  // 2^32-1 cubed elements: the product saturates, it never wraps around to the 4-byte span.
+  bad_checkpoint("wrap.st", R"({"a":{"dtype":"F32","shape":[4294967295,4294967295,4294967295],"data_offsets":[0,4]}})", 4,
+                 {"field 'data_offsets'", "more than 2^64"});
+  bad_checkpoint("extra.st", R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"x":1}})", 4, {"unknown field 'x'"});
+  bad_checkpoint("missing.st", R"({"a":{"dtype":"F32","shape":[1]}})", 4, {"tensor 'a'", "missing data_offsets"});
+  bad_checkpoint("meta.st", R"({"__metadata__":{"step":3}})", 0, {"field '__metadata__.step'", "expected a string"});
+  bad_checkpoint("meta2.st", R"({"__metadata__":[1,2]})", 0, {"field '__metadata__'", "expected an object"});
+  bad_checkpoint("notjson.st", "{\"a\":", 0, {"header is not valid JSON"});
+  bad_checkpoint("array.st", "[1,2,3]", 0, {"header is not a JSON object"});
+  // A header length past the end of the file.
+  const fs::path p = dir() / "len.st";
+  std::ofstream(p, std::ios::binary).write("\xff\xff\xff\xff\x00\x00\x00\x00{}", 10);
+  test::expect_error<UsageError>([&] { SafetensorsFile f(p); }, {p.string(), "header length 4294967295 is beyond the file"});
+  test::expect_error<UsageError>([&] { SafetensorsFile f(dir()); }, {dir().string(), "not a regular file"});
+}
+
+// The model the resume tests use: 4 -> 3 -> 2 with SGD (a momentum state per parameter).
+const std::vector<LayerSpec> kModel = {{"fc1", 4, 3}, {"fc2", 3, 2}};
+
+fs::path good_checkpoint(const std::string& name, const std::string& optimizer = "sgd") {
+  MemoryXConfig cfg;
+  cfg.optimizer.kind = optimizer;
+  MemoryX mx(cfg, kModel);
+  const fs::path p = dir() / name;
+  mx.write_checkpoint(p);
+  return p;
+}
+
+// A copy of checkpoint `src` with its header edited by `edit` (the data kept).
+fs::path edited(const fs::path& src, const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
+  std::ifstream in(src, std::ios::binary);
+  uint64_t len = 0;
+  in.read(reinterpret_cast<char*>(&len), 8);
+  std::string text(len, '\0');
+  in.read(text.data(), std::streamsize(len));
+  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  nlohmann::json j = nlohmann::json::parse(text);
+  edit(j);
+  const std::string out_text = j.dump();
+  const fs::path p = dir() / name;
+  std::ofstream out(p, std::ios::binary);
+  const uint64_t out_len = out_text.size();
+  out.write(reinterpret_cast<const char*>(&out_len), 8);
+  out << out_text << data;
+  return p;
+}
+
+TEST(CheckpointValidation, ResumeChecksNamesShapesAndOptimizerAgainstTheModel) {
+  MemoryXConfig cfg;
+  const fs::path ok = good_checkpoint("model.safetensors");
+  EXPECT_NO_THROW(MemoryX(cfg, kModel, SafetensorsFile(ok)));
+  // A checkpoint of another model: fc1 is 5 -> 3.
+  {
+    MemoryXConfig c;
+    MemoryX other(c, {{"fc1", 5, 3}, {"fc2", 3, 2}});
+    other.write_checkpoint(dir() / "other.safetensors");
+  }
+  test::expect_error<UsageError>([&] { MemoryX(cfg, kModel, SafetensorsFile(dir() / "other.safetensors")); },
+                                 {"other.safetensors", "tensor 'fc1.weight' has shape [5, 3], but the model's is [4, 3]"});
+  // A stray tensor the model does not have.
+  const fs::path stray = edited(ok, "stray.safetensors", [](nlohmann::json& h) {
+    h["fc3.weight"] = {{"dtype", "F32"}, {"shape", {0}}, {"data_offsets", {0, 0}}};  // empty: no bytes to overlap
+  });
+  test::expect_error<UsageError>([&] { MemoryX(cfg, kModel, SafetensorsFile(stray)); },
+                                 {"stray.safetensors", "tensor 'fc3.weight' is not a parameter or optimizer state of this model"});
+  // Written under Adam, resumed under SGD.
+  const fs::path adam = good_checkpoint("adam.safetensors", "adam");
+  test::expect_error<UsageError>([&] { MemoryX(cfg, kModel, SafetensorsFile(adam)); },
+                                 {"adam.safetensors", "field '__metadata__.optimizer': 'adam'", "config's optimizer is 'sgd'"});
+  const fs::path step = edited(ok, "step.safetensors", [](nlohmann::json& h) { h["__metadata__"]["step"] = "12abc"; });
+  test::expect_error<UsageError>([&] { MemoryX(cfg, kModel, SafetensorsFile(step)); },
+                                 {"step.safetensors", "field '__metadata__.step': '12abc' is not a step count"});
+}
+
+// IDX files: a header, then the bytes.
+std::string idx(uint32_t magic, std::vector<uint32_t> dims, size_t payload) {
+  std::string s;
+  auto be = [&](uint32_t v) {
+    for (int sh = 24; sh >= 0; sh -= 8) s.push_back(char(v >> sh));
+  };
+  be(magic);
+  for (uint32_t d : dims) be(d);
+  s.append(payload, char(3));
+  return s;
+}
+
+std::string gz(const std::string& in) {
+  z_stream z{};
+  deflateInit2(&z, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&z, uLong(in.size())), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data())), z.avail_in = uInt(in.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data()), z.avail_out = uInt(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+void bad_idx(const std::string& images, const std::string& labels, std::initializer_list<std::string> fragments) {
+  const fs::path i = test::write_file(dir() / "images-idx3-ubyte", images), l = test::write_file(dir() / "labels-idx1-ubyte", labels);
+  test::expect_error<UsageError>([&] { load_idx_files(i, l, 0); }, fragments);
+}
+
+TEST(DatasetValidation, HeadersAreCheckedAgainstTheFilesBeforeAnythingIsRead) {
+  const fs::path i = test::write_file(dir() / "ok-images", idx(0x803, {3, 4, 4}, 48));
+  const fs::path l = test::write_file(dir() / "ok-labels", idx(0x801, {3}, 3));
+  const Dataset d = load_idx_files(i, l, 0);
+  EXPECT_EQ(d.count, 3u);
+  EXPECT_EQ(d.features, 16u);
+  EXPECT_FLOAT_EQ(d.images[5], 3.0f / 255.0f);
+  const fs::path gi = test::write_file(dir() / "gz-images", gz(idx(0x803, {3, 4, 4}, 48)));
+  const fs::path gl = test::write_file(dir() / "gz-labels", gz(idx(0x801, {3}, 3)));
+  EXPECT_EQ(load_idx_files(gi, gl, 2).count, 2u);
+
+  bad_idx(idx(0x803, {3, 4, 4}, 47), idx(0x801, {3}, 3), {"images-idx3-ubyte", "3 images of 4 x 4 pixels, 64 bytes in all", "holds 63 bytes"});
+  bad_idx(idx(0x803, {3, 4, 4}, 49), idx(0x801, {3}, 3), {"images-idx3-ubyte", "holds 65 bytes"});
+  bad_idx(idx(0x803, {3, 4, 4}, 48), idx(0x801, {3}, 2), {"labels-idx1-ubyte", "3 labels", "holds 10 bytes"});
+  bad_idx(gz(idx(0x803, {3, 4, 4}, 40)), idx(0x801, {3}, 3), {"images-idx3-ubyte", "a gzip stream of 56 bytes"});
+  bad_idx(idx(0x802, {3, 4, 4}, 48), idx(0x801, {3}, 3), {"images-idx3-ubyte", "magic 2050", "expected 2051"});
+  bad_idx(idx(0x803, {3, 4, 4}, 48), idx(0x801, {4}, 4), {"3 images", "has 4 labels"});
+  bad_idx(idx(0x803, {3, 0, 4}, 0), idx(0x801, {3}, 3), {"image size 0 x 4 is out of range"});
+  bad_idx(idx(0x803, {1, 65536, 65536}, 0), idx(0x801, {1}, 1), {"image size 65536 x 65536 is out of range"});
+  // A header claiming 2^31 images of 28 x 28: refused by the length check, nothing allocated.
+  bad_idx(idx(0x803, {1u << 31, 28, 28}, 784), idx(0x801, {1u << 31}, 1), {"2147483648 images of 28 x 28 pixels"});
+  std::string labels = idx(0x801, {3}, 0);
+  labels += std::string("\x01\x0c\x02", 3);
+  bad_idx(idx(0x803, {3, 4, 4}, 48), labels, {"labels-idx1-ubyte", "label 12 of sample 1 is not a class 0-9"});
+  // Consistent, but more than the memory in force.
+  set_memory_limit(1000);
+  bad_idx(idx(0x803, {3, 16, 16}, 768), idx(0x801, {3}, 3), {"needs about", "but only 1000 bytes is available"});
+  set_memory_limit(0);
+}
+
+}  // namespace
+}  // namespace wse

@@ -1,0 +1,141 @@
+// SIGINT and SIGTERM sent to a real `wse run` child process: it finishes the step in progress,
+// writes a checkpoint of it, exits with 128 + the signal and prints how to resume; running that
+// command gives the same final checkpoint, byte for byte, as a run that was never interrupted.
+// The child stops itself after a chosen step (WSE_TEST_STOP_AFTER_STEP, SIGSTOP), so the signal
+// arrives at a known point without any timing in the test.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "cli_support.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using wse::test::Output;
+using wse::test::wse;
+
+fs::path dir() { return wse::test::scratch_dir("wse_interrupt_test"); }
+
+// 10 steps of 16 samples on a 4 x 2 mesh, Adam (so the optimizer's step count matters too).
+const char* kConfig =
+    "machine: wse2\nmesh: {width: 4, height: 2}\nkernel: fc_train\nmodel: {layers: [784, 16, 10]}\n"
+    "data: {train_samples: 160, eval_samples: 32}\ntraining: {batch_size: 16, log_every: 1, max_steps: 10}\n"
+    "optimizer: {kind: adam, lr: 0.01}\n";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Runs `wse run config --out out` as a child that stops itself after `stop_step`, then sends it
+// `sig` and lets it go on. Returns its exit status and what it printed.
+Output interrupted_run(const fs::path& config, const fs::path& out, int stop_step, int sig) {
+  int pipe_fd[2];
+  EXPECT_EQ(pipe(pipe_fd), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pipe_fd[1], STDOUT_FILENO);
+    dup2(pipe_fd[1], STDERR_FILENO);
+    close(pipe_fd[0]);
+    setenv("WSE_TEST_STOP_AFTER_STEP", std::to_string(stop_step).c_str(), 1);
+    execl(WSE_BINARY, WSE_BINARY, "run", config.c_str(), "--threads", "2", "--out", out.c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  close(pipe_fd[1]);
+  int status = 0;
+  EXPECT_EQ(waitpid(pid, &status, WUNTRACED), pid);
+  EXPECT_TRUE(WIFSTOPPED(status)) << "the child should have stopped itself after step " << stop_step;
+  kill(pid, sig);      // pending while it is stopped ...
+  kill(pid, SIGCONT);  // ... and handled as it goes on
+  std::string text;
+  std::array<char, 4096> buf;
+  for (ssize_t n; (n = read(pipe_fd[0], buf.data(), buf.size())) > 0;) text.append(buf.data(), size_t(n));
+  close(pipe_fd[0]);
+  EXPECT_EQ(waitpid(pid, &status, 0), pid);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status), text};
+}
+
+TEST(Interrupt, SigintFinishesTheStepCheckpointsItAndTheResumedRunIsBitIdentical) {
+  const fs::path cfg = wse::test::write_file(dir() / "train.yaml", kConfig);
+  const fs::path straight = wse::test::fresh_dir(dir() / "straight"), cut = wse::test::fresh_dir(dir() / "cut"),
+                 resumed = wse::test::fresh_dir(dir() / "resumed");
+  Output s = wse("run " + cfg.string() + " --threads 2 --out " + straight.string());
+  ASSERT_EQ(s.code, 0) << s.text;
+
+  Output c = interrupted_run(cfg, cut, 4, SIGINT);
+  EXPECT_EQ(c.code, 128 + SIGINT) << c.text;
+  EXPECT_NE(c.text.find("SIGINT: finishing the step in progress"), std::string::npos) << c.text;
+  EXPECT_NE(c.text.find("stopped by SIGINT after step 4 of 10"), std::string::npos) << c.text;
+  const fs::path ckpt = cut / "checkpoints" / "step_4.safetensors";
+  EXPECT_TRUE(fs::exists(ckpt)) << c.text;
+  EXPECT_FALSE(fs::exists(cut / "checkpoints" / "step_5.safetensors")) << "no step after the one in progress";
+  const nlohmann::json report = nlohmann::json::parse(std::ifstream(cut / "report.json"));
+  EXPECT_EQ(report["interrupted"]["signal"], "SIGINT");
+  EXPECT_EQ(report["interrupted"]["after_step"], 4);
+  EXPECT_EQ(report["loss_per_step"].size(), 4u);
+
+  // The line says how to resume; run exactly that, with our own --out.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(c.text, m, std::regex("to finish this run: wse run (\\S+) --resume (\\S+) --out (\\S+)"))) << c.text;
+  EXPECT_EQ(m[1].str(), cfg.string());
+  EXPECT_EQ(m[2].str(), ckpt.string());
+  Output r = wse("run " + m[1].str() + " --resume " + m[2].str() + " --threads 1 --out " + resumed.string());
+  ASSERT_EQ(r.code, 0) << r.text;
+  EXPECT_NE(r.text.find("steps 5 to 10"), std::string::npos) << r.text;
+  const std::string a = slurp(straight / "checkpoints" / "step_10.safetensors"), b = slurp(resumed / "checkpoints" / "step_10.safetensors");
+  ASSERT_FALSE(a.empty());
+  EXPECT_TRUE(a == b) << "the resumed run's final checkpoint differs from the uninterrupted run's";
+  const nlohmann::json ra = nlohmann::json::parse(std::ifstream(straight / "report.json"));
+  const nlohmann::json rb = nlohmann::json::parse(std::ifstream(resumed / "report.json"));
+  EXPECT_EQ(rb["first_step"], 4);
+  EXPECT_EQ(rb["steps"], 6);
+  for (size_t k = 0; k < 6; ++k) EXPECT_EQ(ra["loss_per_step"][4 + k], rb["loss_per_step"][k]) << "step " << 5 + k;
+  EXPECT_EQ(ra["test_accuracy"], rb["test_accuracy"]);
+}
+
+TEST(Interrupt, SigtermToo) {
+  const fs::path cfg = wse::test::write_file(dir() / "train_term.yaml", kConfig);
+  const fs::path out = wse::test::fresh_dir(dir() / "term");
+  Output c = interrupted_run(cfg, out, 7, SIGTERM);
+  EXPECT_EQ(c.code, 128 + SIGTERM) << c.text;
+  EXPECT_NE(c.text.find("stopped by SIGTERM after step 7 of 10"), std::string::npos) << c.text;
+  EXPECT_TRUE(fs::exists(out / "checkpoints" / "step_7.safetensors"));
+  // Only whole files: no temporary left beside the checkpoint.
+  for (const auto& e : fs::directory_iterator(out / "checkpoints"))
+    EXPECT_EQ(e.path().filename().string().rfind(".", 0), std::string::npos) << e.path();
+}
+
+TEST(Interrupt, ResumeRefusesWhatItCannotFinish) {
+  const fs::path cfg = wse::test::write_file(dir() / "train_done.yaml", kConfig);
+  const fs::path done = wse::test::fresh_dir(dir() / "done");
+  ASSERT_EQ(wse("run " + cfg.string() + " --out " + done.string()).code, 0);
+  const fs::path final_ckpt = done / "checkpoints" / "step_10.safetensors";
+  Output finished = wse("run " + cfg.string() + " --resume " + final_ckpt.string() + " --out " + wse::test::fresh_dir(dir() / "x1").string());
+  EXPECT_EQ(finished.code, 2) << finished.text;
+  EXPECT_NE(finished.text.find("is at step 10, where its run ended: nothing to resume"), std::string::npos) << finished.text;
+  std::string other = kConfig;
+  other.replace(other.find("batch_size: 16"), 14, "batch_size: 32");
+  const fs::path cut = wse::test::fresh_dir(dir() / "cut2");
+  ASSERT_EQ(interrupted_run(cfg, cut, 2, SIGINT).code, 128 + SIGINT);
+  Output batch = wse("run " + wse::test::write_file(dir() / "b32.yaml", other).string() + " --resume " +
+                     (cut / "checkpoints" / "step_2.safetensors").string() + " --out " + wse::test::fresh_dir(dir() / "x2").string());
+  EXPECT_EQ(batch.code, 2) << batch.text;
+  EXPECT_NE(batch.text.find("field 'training.batch_size': 32, but the run"), std::string::npos) << batch.text;
+  // --overwrite of the directory the checkpoint is in would delete it first: refused.
+  Output self = wse("run " + cfg.string() + " --resume " + (cut / "checkpoints" / "step_2.safetensors").string() + " --overwrite --out " +
+                    cut.string());
+  EXPECT_EQ(self.code, 2) << self.text;
+  EXPECT_NE(self.text.find("would remove"), std::string::npos) << self.text;
+  EXPECT_TRUE(fs::exists(cut / "checkpoints" / "step_2.safetensors"));
+}
+
+}  // namespace

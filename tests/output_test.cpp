@@ -1,0 +1,168 @@
+// io/: atomic output files, output directories that keep runs apart, the memory limit.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "cli_support.hpp"
+#include "io/memory_limit.hpp"
+#include "io/output_dir.hpp"
+#include "io/output_file.hpp"
+#include "test_support.hpp"
+
+namespace wse {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path dir() { return test::scratch_dir("wse_output_test"); }
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Names in a directory, hidden ones included, sorted.
+std::vector<std::string> names(const fs::path& d) {
+  std::vector<std::string> v;
+  for (const auto& e : fs::directory_iterator(d)) v.push_back(e.path().filename().string());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+TEST(OutputFile, AppearsWholeOnCommitAndNeverHalf) {
+  const fs::path d = test::fresh_dir(dir() / "atomic");
+  fs::create_directories(d);
+  const fs::path p = d / "report.json";
+  test::write_file(p, "old");
+  {
+    OutputFile f(p, "report");
+    f.write("new contents");
+    EXPECT_EQ(slurp(p), "old");  // not yet: the bytes are in a temporary beside it
+    EXPECT_EQ(names(d).size(), 2u);
+    f.commit();
+  }
+  EXPECT_EQ(slurp(p), "new contents");
+  {
+    OutputFile f(p, "report");
+    f.write("abandoned");
+  }  // destroyed without commit: as if the process had failed mid-write
+  EXPECT_EQ(slurp(p), "new contents");
+  EXPECT_EQ(names(d), std::vector<std::string>{"report.json"});  // no temporary left behind
+}
+
+TEST(OutputFile, AFailedWriteNamesThePathAndTheReasonAndLeavesTheOldFile) {
+  const fs::path d = test::fresh_dir(dir() / "efbig");
+  fs::create_directories(d);
+  const fs::path p = d / "checkpoint.safetensors";
+  test::write_file(p, "earlier");
+  // A file-size limit of 64 KiB: the write past it fails with EFBIG (SIGXFSZ ignored, as wse does).
+  rlimit old{};
+  getrlimit(RLIMIT_FSIZE, &old);
+  rlimit small = old;
+  small.rlim_cur = 64 << 10;
+  auto old_handler = signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  const std::string big(256 << 10, 'x');
+  test::expect_error<OutputError>([&] { write_file_atomic(p, big, "checkpoint"); },
+                                  {"checkpoint " + p.string(), "cannot write it", "File too large"});
+  setrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(slurp(p), "earlier");
+  EXPECT_EQ(names(d), std::vector<std::string>{"checkpoint.safetensors"});
+}
+
+TEST(OutputFile, AMissingDirectoryIsAnOutputError) {
+  test::expect_error<OutputError>([&] { write_file_atomic(dir() / "no" / "such" / "x.json", "{}", "report"); },
+                                  {"report " + (dir() / "no" / "such" / "x.json").string(), "No such file or directory"});
+}
+
+TEST(OutputDir, ANewDirectoryIsCreatedAndRemovedAgainIfNothingIsWritten) {
+  const fs::path d = test::fresh_dir(dir() / "made" / "deeper");
+  fs::remove_all(dir() / "made");
+  { OutputDir out(d, {}); EXPECT_TRUE(fs::is_directory(d)); }
+  EXPECT_FALSE(fs::exists(dir() / "made"));  // both levels it made are gone again
+  {
+    OutputDir out(d, {"--out", false, false, "wse run x.yaml"});
+    write_file_atomic(out.entry("report.json"), "{}", "report");
+  }
+  EXPECT_EQ(names(d), (std::vector<std::string>{".wse-run", "report.json"}));
+  EXPECT_EQ(OutputDir::recorded(d), std::vector<std::string>{"report.json"});
+  EXPECT_NE(slurp(d / ".wse-run").find("# wse run x.yaml"), std::string::npos);
+}
+
+TEST(OutputDir, ANonEmptyDirectoryIsRefusedUnlessOverwriteAndThenOnlyWhatWasRecordedGoes) {
+  const fs::path d = test::fresh_dir(dir() / "runs");
+  {
+    OutputDir first(d, {});
+    write_file_atomic(first.entry("report.json"), "first", "report");
+    write_file_atomic(first.subdir("checkpoints") / "step_3.safetensors", "c3", "checkpoint");
+  }
+  test::write_file(d / "notes.txt", "mine");  // the user's own file
+  test::expect_error<OutputError>([&] { OutputDir second(d, {}); },
+                                  {"--out " + d.string() + " is not empty", "checkpoints/", "report.json", "--overwrite"});
+  EXPECT_EQ(slurp(d / "report.json"), "first");
+  {
+    OutputDir second(d, {"--out", true, false, ""});
+    // Claimed only when the new run writes: until then the earlier output stands.
+    EXPECT_TRUE(fs::exists(d / "checkpoints" / "step_3.safetensors"));
+    write_file_atomic(second.entry("report.json"), "second", "report");
+    EXPECT_FALSE(fs::exists(d / "checkpoints"));  // the previous run's, recorded: removed
+  }
+  EXPECT_EQ(slurp(d / "report.json"), "second");
+  EXPECT_EQ(slurp(d / "notes.txt"), "mine");  // not recorded by any run: left alone
+  EXPECT_EQ(OutputDir::recorded(d), std::vector<std::string>{"report.json"});
+}
+
+TEST(OutputDir, OverwriteRefusesADirectoryNoRunRecorded) {
+  const fs::path d = test::fresh_dir(dir() / "foreign");
+  fs::create_directories(d);
+  test::write_file(d / "thesis.tex", "years of work");
+  test::expect_error<OutputError>([&] { OutputDir out(d, {"--out", true, false, ""}); },
+                                  {d.string(), "no wse run recorded", "thesis.tex"});
+  EXPECT_EQ(slurp(d / "thesis.tex"), "years of work");
+}
+
+TEST(OutputDir, AFileOrAPathThroughAFileIsRefused) {
+  const fs::path f = test::write_file(dir() / "a_file", "x");
+  test::expect_error<OutputError>([&] { OutputDir out(f, {}); }, {"--out " + f.string(), "exists and is not a directory"});
+  test::expect_error<OutputError>([&] { OutputDir out(f / "sub", {}); }, {(f / "sub").string(), "Not a directory"});
+  EXPECT_EQ(slurp(f), "x");
+}
+
+TEST(OutputDir, AnExistingDirectoryThatCannotBeWrittenIsRefusedUpFront) {
+  // sysfs refuses new files even to root; a read-only directory does too for anyone else.
+  fs::path d = "/sys/kernel";
+  if (geteuid() != 0) {
+    d = test::fresh_dir(dir() / "read_only");
+    fs::create_directories(d);
+    fs::permissions(d, fs::perms::owner_read | fs::perms::owner_exec);
+  }
+  test::expect_error<OutputError>([&] { OutputDir out(d, {}); }, {"--out " + d.string(), "cannot write there"});
+}
+
+TEST(MemoryLimit, SizesParseAndTheLimitIsChecked) {
+  EXPECT_EQ(parse_memory_size("4096"), 4096u);
+  EXPECT_EQ(parse_memory_size("512M"), 512ull << 20);
+  EXPECT_EQ(parse_memory_size("8G"), 8ull << 30);
+  EXPECT_EQ(parse_memory_size("1.5GiB"), 3ull << 29);
+  EXPECT_EQ(parse_memory_size("2tb"), 2ull << 40);
+  for (const char* bad : {"", "lots", "-1G", "0", "12Q", "1G extra", "nan"})
+    test::expect_error<UsageError>([&] { parse_memory_size(bad); }, {"--max-memory '" + std::string(bad) + "'"});
+  EXPECT_EQ(format_bytes(96), "96 bytes");
+  EXPECT_EQ(format_bytes(3ull << 29), "1.50 GiB");
+  set_memory_limit(1 << 20);
+  EXPECT_NO_THROW(check_memory(1 << 20, "x"));
+  test::expect_error<UsageError>([] { check_memory(3 << 20, "the thing"); },
+                                 {"the thing needs about 3.00 MiB of host memory, but only 1.00 MiB is available (--max-memory)"});
+  set_memory_limit(0);
+  EXPECT_GT(memory_limit().bytes, uint64_t(1) << 20);  // detected again: this machine has more than 1 MiB
+  EXPECT_EQ(mul_sat(uint64_t(1) << 40, uint64_t(1) << 40), UINT64_MAX);
+}
+
+}  // namespace
+}  // namespace wse
