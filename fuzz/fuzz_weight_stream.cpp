@@ -14,7 +14,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const wse::Buffer buffer(data, data + size);
   return wse::fuzz::expect_accept_or_usage_error([&] {
     const wse::DecodedStream d = wse::decode_weight_stream(buffer, "fuzz input");
-    if (d.words.empty() || d.words[0] != d.words.size() - 1) std::abort();  // header word = weight count
+    // The header word is the weight count; the payload holds one word per weight (two per word
+    // for dense fp16 pairs).
+    const uint64_t words = d.encoding == wse::StreamEncoding::DenseHalf ? (uint64_t(d.weights) + 1) / 2 : d.weights;
+    if (d.words.empty() || d.words[0] != d.weights || d.words.size() - 1 != words) std::abort();
     wse::WeightStreamExpectation e{d.layer_index, d.rows, d.cols, d.column, d.pass, d.encoding, {d.slice_begin, d.slice_end}, 0};
     wse::decode_weight_stream(buffer, "fuzz input", &e);
   });
