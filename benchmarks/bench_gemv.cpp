@@ -1,4 +1,4 @@
-// Engine throughput on a real kernel: PE-cycles per second of GEMV (host/gemv.hpp) on a P x P
+// Engine throughput on a real kernel: PE-cycles per second of GEMV (kernels/gemv/gemv.hpp) on a P x P
 // mesh, at 1 and 2 worker threads.
 //
 // PE-cycles/s = mesh PEs * simulated cycles / host seconds of the run: how fast the emulator
@@ -11,7 +11,7 @@
 #include <map>
 #include <memory>
 
-#include "host/gemv.hpp"
+#include "kernels/gemv/gemv.hpp"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "host/gemv.hpp"
+#include "kernels/gemv/gemv.hpp"
 
 namespace {
 

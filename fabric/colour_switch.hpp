@@ -20,7 +20,7 @@
 #include <cstdint>
 
 #include "fabric/geometry.hpp"
-#include "fabric/machine_spec.hpp"
+#include "core/machine_spec.hpp"
 
 namespace wse {
 

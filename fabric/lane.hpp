@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "fabric/geometry.hpp"
-#include "fabric/machine_spec.hpp"
+#include "core/machine_spec.hpp"
 #include "fabric/wavelet.hpp"
 
 namespace wse {

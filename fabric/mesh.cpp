@@ -1,6 +1,6 @@
 #include "fabric/mesh.hpp"
 
-#include "fabric/errors.hpp"
+#include "core/errors.hpp"
 
 namespace wse {
 

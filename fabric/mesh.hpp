@@ -8,7 +8,7 @@
 
 #include "fabric/edge_port.hpp"
 #include "fabric/link.hpp"
-#include "fabric/machine_spec.hpp"
+#include "core/machine_spec.hpp"
 #include "fabric/partition.hpp"
 #include "fabric/route.hpp"
 #include "fabric/router.hpp"

@@ -2,7 +2,7 @@
 
 #include <bit>
 
-#include "fabric/errors.hpp"
+#include "core/errors.hpp"
 
 namespace wse {
 

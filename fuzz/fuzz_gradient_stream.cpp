@@ -1,8 +1,8 @@
 // libFuzzer target: a GradientStream message through decode_gradient_stream (verifier, then the
 // meaning checks, alone and against an expectation).
 #include "fuzz_support.hpp"
-#include "memoryx/gradient_stream.hpp"
-#include "memoryx/stream_validation.hpp"
+#include "wire/gradient_stream.hpp"
+#include "wire/stream_validation.hpp"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   wse::fuzz::init();

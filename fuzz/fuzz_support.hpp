@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "fabric/errors.hpp"
-#include "fabric/log.hpp"
+#include "core/errors.hpp"
+#include "core/log.hpp"
 #include "io/memory_limit.hpp"
 
 namespace wse::fuzz {

@@ -2,8 +2,8 @@
 // verifier, then the meaning checks, once alone and once against a model's expectation built
 // from the message's own header (so inputs that pass the first reach the second's comparisons).
 #include "fuzz_support.hpp"
-#include "memoryx/stream_validation.hpp"
-#include "memoryx/weight_stream.hpp"
+#include "wire/stream_validation.hpp"
+#include "wire/weight_stream.hpp"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   wse::fuzz::init();

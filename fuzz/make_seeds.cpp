@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "memoryx/gradient_stream.hpp"
+#include "wire/gradient_stream.hpp"
 #include "memoryx/memoryx.hpp"
-#include "memoryx/weight_stream.hpp"
+#include "wire/weight_stream.hpp"
 
 namespace fs = std::filesystem;
 using namespace wse;

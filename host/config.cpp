@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/yaml_fields.hpp"
+
 #include <cmath>
 #include <set>
 
@@ -18,47 +20,12 @@ std::filesystem::path machines_dir() {
 
 namespace {
 
-std::string describe(const YAML::Node& n) {
-  if (n.IsScalar()) return "'" + n.Scalar() + "'";
-  if (n.IsSequence()) return "a list";
-  if (n.IsMap()) return "a mapping";
-  return "nothing";
-}
-
-template <class T>
-T scalar(const YAML::Node& n, const std::string& where, const std::string& field, const char* expected) {
-  try {
-    if (!n.IsScalar()) throw YAML::Exception(n.Mark(), "");
-    return n.as<T>();
-  } catch (const YAML::Exception&) {
-    throw ConfigError(where + ": field '" + field + "': expected " + expected + ", got " + describe(n));
-  }
-}
-
-uint64_t positive(const YAML::Node& n, const std::string& where, const std::string& field, uint64_t max) {
-  double v = scalar<double>(n, where, field, "a positive integer");  // accepts 1e6 as well as 1000000
-  // Range first: converting a double beyond uint64_t is undefined (found by fuzz_run_config).
-  if (!(v >= 1) || v > double(max) || v != std::floor(v))
-    throw ConfigError(where + ": field '" + field + "': expected an integer in [1, " + std::to_string(max) + "], got " +
-                      describe(n));
-  return uint64_t(v);
-}
-
-void check_keys(const YAML::Node& map, const std::string& where, const std::string& prefix,
-                const std::set<std::string>& allowed) {
-  if (!map.IsMap()) throw ConfigError(where + ": field '" + prefix + "': expected a mapping, got " + describe(map));
-  for (const auto& kv : map) {
-    if (!kv.first.IsScalar())
-      throw ConfigError(where + ": " + (prefix.empty() ? std::string("at the top level") : "field '" + prefix + "'") + ": a key is " + describe(kv.first) + ", expected a field name");
-    std::string key = kv.first.Scalar();
-    if (!allowed.count(key)) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      throw ConfigError(where + ": unknown field '" + (prefix.empty() ? "" : prefix + ".") + key + "' (expected one of: " +
-                        list + ")");
-    }
-  }
-}
+using yaml::describe;
+using yaml::scalar;
+using yaml::positive;
+using yaml::check_keys;
+using yaml::count;
+using yaml::number;
 
 YAML::Node load_yaml(const std::filesystem::path& path, const std::string& what) {
   if (!std::filesystem::exists(path)) throw ConfigError(what + " " + path.string() + ": file not found");
@@ -67,20 +34,6 @@ YAML::Node load_yaml(const std::filesystem::path& path, const std::string& what)
   } catch (const YAML::Exception& e) {
     throw ConfigError(what + " " + path.string() + ": not valid YAML: " + e.what());
   }
-}
-
-uint64_t count(const YAML::Node& n, const std::string& where, const std::string& field, uint64_t max) {
-  double v = scalar<double>(n, where, field, "a non-negative integer");
-  if (!(v >= 0) || v > double(max) || v != std::floor(v))
-    throw ConfigError(where + ": field '" + field + "': expected an integer in [0, " + std::to_string(max) + "], got " + describe(n));
-  return uint64_t(v);
-}
-
-float number(const YAML::Node& n, const std::string& where, const std::string& field, double lo, double hi) {
-  double v = scalar<double>(n, where, field, "a number");
-  if (!(v >= lo && v <= hi))
-    throw ConfigError(where + ": field '" + field + "': expected a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + describe(n));
-  return float(v);
 }
 
 // model.init.weight / .bias: {kind, mean, std, low, high, value, a, gain, scale}.
@@ -372,9 +325,11 @@ RunConfig load_run_config(const std::filesystem::path& path) {
 static RunConfig load_run_config_checked(const std::filesystem::path& path, const std::string& where) {
   YAML::Node root = load_yaml(path, "config");
   if (!root.IsMap()) throw ConfigError(where + ": expected a mapping at the top level");
-  check_keys(root, where, "",
-             {"machine", "mesh", "kernel", "gemv", "reduce", "run", "model", "data", "training", "optimizer", "weights", "sparsity",
-              "swarmx", "memoryx"});
+  std::set<std::string> keys = {"machine", "mesh", "kernel", "run", "model", "data", "training", "optimizer", "weights", "sparsity",
+                                 "swarmx", "memoryx"};
+  for (const KernelKind& k : kernel_kinds())
+    if (!k.block.empty()) keys.insert(k.block);  // each kernel's own block
+  check_keys(root, where, "", keys);
   RunConfig cfg;
   cfg.source = path;
 
@@ -398,37 +353,10 @@ static RunConfig load_run_config_checked(const std::filesystem::path& path, cons
   }
 
   if (root["kernel"]) cfg.kernel = scalar<std::string>(root["kernel"], where, "kernel", "a kernel name");
-  if (cfg.kernel == "gemv") {
-    YAML::Node g = root["gemv"];
-    if (!g) throw ConfigError(where + ": missing field 'gemv' (rows, cols, grid, seed) for kernel gemv");
-    check_keys(g, where, "gemv", {"rows", "cols", "grid", "seed"});
-    if (!g["rows"] || !g["cols"]) throw ConfigError(where + ": fields 'gemv.rows' and 'gemv.cols' are required");
-    cfg.gemv.rows = uint32_t(positive(g["rows"], where, "gemv.rows", 1u << 30));
-    cfg.gemv.cols = uint32_t(positive(g["cols"], where, "gemv.cols", 1u << 30));
-    if (YAML::Node grid = g["grid"]) {
-      check_keys(grid, where, "gemv.grid", {"width", "height"});
-      if (grid["width"]) cfg.gemv.grid_width = uint32_t(positive(grid["width"], where, "gemv.grid.width", cfg.mesh.width));
-      if (grid["height"])
-        cfg.gemv.grid_height = uint32_t(positive(grid["height"], where, "gemv.grid.height", cfg.mesh.height));
-    }
-    if (g["seed"]) cfg.gemv.seed = scalar<uint64_t>(g["seed"], where, "gemv.seed", "a non-negative integer");
-  } else if (cfg.kernel == "reduce") {
-    YAML::Node r = root["reduce"];
-    if (!r) throw ConfigError(where + ": missing field 'reduce' (algorithm, elements, seed) for kernel reduce");
-    check_keys(r, where, "reduce", {"algorithm", "elements", "seed"});
-    if (r["algorithm"]) cfg.reduce.algorithm = scalar<std::string>(r["algorithm"], where, "reduce.algorithm", "chain or tree");
-    if (cfg.reduce.algorithm != "chain" && cfg.reduce.algorithm != "tree")
-      throw ConfigError(where + ": field 'reduce.algorithm': expected chain or tree, got '" + cfg.reduce.algorithm + "'");
-    if (!r["elements"]) throw ConfigError(where + ": field 'reduce.elements' is required (fp32 values per PE)");
-    cfg.reduce.elements = uint32_t(positive(r["elements"], where, "reduce.elements", cfg.machine.sram_bytes_per_pe / 4));
-    if (r["seed"]) cfg.reduce.seed = scalar<uint64_t>(r["seed"], where, "reduce.seed", "a non-negative integer");
-    if (cfg.reduce.algorithm == "tree" && (cfg.mesh.width & (cfg.mesh.width - 1)))
-      throw ConfigError(where + ": field 'mesh.width': the tree reduce needs a power of two, got " + std::to_string(cfg.mesh.width));
-  } else if (cfg.kernel == "fc_train") {
-    load_train_fields(cfg.train, root, where);
-  } else {
-    throw ConfigError(where + ": field 'kernel': unknown kernel '" + cfg.kernel + "' (known: gemv, reduce, fc_train)");
-  }
+  // The kernel parses its own block (kernels/registry.cpp); training kernels take the training keys.
+  const KernelKind& kind = kernel_kind(cfg.kernel, where);
+  if (kind.training) load_train_fields(cfg.train, root, where);
+  else cfg.kernel_config = kind.parse(root[kind.block], KernelContext{where, cfg.machine, cfg.mesh});
 
   if (YAML::Node run = root["run"]) {
     check_keys(run, where, "run", {"max_cycles"});

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <memory>
 
-#include "fabric/errors.hpp"
+#include "core/errors.hpp"
 #include "io/memory_limit.hpp"
 
 namespace wse {

@@ -6,9 +6,9 @@
 #include <cstring>
 #include <functional>
 
-#include "host/fc_programs.hpp"
-#include "memoryx/gradient_stream.hpp"
-#include "memoryx/stream_validation.hpp"
+#include "kernels/fc/fc_programs.hpp"
+#include "wire/gradient_stream.hpp"
+#include "wire/stream_validation.hpp"
 
 namespace wse {
 

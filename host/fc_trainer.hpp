@@ -9,7 +9,7 @@
 
 #include "fabric/cycle_engine.hpp"
 #include "host/config.hpp"
-#include "host/gemv.hpp"
+#include "kernels/gemv/gemv.hpp"
 #include "memoryx/memoryx.hpp"
 #include "swarmx/swarmx.hpp"
 #include "wafer/wafer.hpp"

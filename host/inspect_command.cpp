@@ -4,10 +4,10 @@
 #include <fstream>
 #include <iterator>
 
-#include "fabric/errors.hpp"
+#include "core/errors.hpp"
 #include "io/input_file.hpp"
-#include "memoryx/gradient_stream.hpp"
-#include "memoryx/weight_stream.hpp"
+#include "wire/gradient_stream.hpp"
+#include "wire/weight_stream.hpp"
 
 namespace wse {
 

@@ -9,7 +9,7 @@
 #include <new>
 #include <thread>
 
-#include "fabric/log.hpp"
+#include "core/log.hpp"
 #include "fabric/partition.hpp"
 #include "host/checkpoint_command.hpp"
 #include "host/inspect_command.hpp"
@@ -34,7 +34,7 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
   wse::RunConfig cfg = wse::load_run_config(config);
   wse::check_run_memory(cfg);  // before anything big is built
   modes.tty = isatty(STDOUT_FILENO);
-  if (cfg.kernel == "fc_train") return wse::run_training(cfg, threads, out_dir, modes);
+  if (wse::kernel_kind(cfg.kernel, config).training) return wse::run_training(cfg, threads, out_dir, modes);
   if (!modes.resume.empty()) throw wse::UsageError("--resume: config " + config + " runs kernel " + cfg.kernel + ", which does not train");
   if (modes.validate_only || modes.compile_only) {
     std::printf("wse: config %s is valid (kernel %s)\n", config.c_str(), cfg.kernel.c_str());
@@ -43,9 +43,7 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
   wse::OutputDir out(out_dir, {"--out", modes.overwrite, false, modes.command});  // writable, and this run's own
   const bool tty = isatty(STDOUT_FILENO);
   wse::ProgressFn progress = progress_line(tty);
-  const std::string what = cfg.kernel == "reduce"
-                               ? cfg.reduce.algorithm + " reduce of " + std::to_string(cfg.reduce.elements) + " fp32 per PE"
-                               : std::to_string(cfg.gemv.rows) + "x" + std::to_string(cfg.gemv.cols);
+  const std::string what = cfg.kernel_config->describe();
   std::cout << "wse: " << cfg.kernel << " " << what << " on a " << cfg.mesh.width << "x" << cfg.mesh.height << " "
             << cfg.machine.name << " mesh, " << wse::Partition::workers_for(cfg.mesh, threads) << " thread(s)" << std::endl;
   wse::JobResult r = wse::run_job(cfg, threads, progress);

@@ -57,11 +57,10 @@ MemoryEstimate estimate_run_memory(const RunConfig& cfg) {
     part(mul_sat(wafer, t.num_csx), std::to_string(t.num_csx) + " wafer(s) of " + mesh_text(cfg.mesh) + " PEs");
     part(memoryx_bytes(t), "MemoryX store");
   } else {
-    const GemvConfig& g = cfg.gemv;
-    const uint64_t q = g.grid_width ? g.grid_width : std::min(cfg.mesh.width, g.cols);
-    const uint64_t p = g.grid_height ? g.grid_height : std::min(cfg.mesh.height, g.rows);
-    part(wafer_bytes(cfg.machine, cfg.mesh, p * q), "a wafer of " + mesh_text(cfg.mesh) + " PEs");
-    part(mul_sat(add_sat(mul_sat(g.rows, g.cols), g.cols), sizeof(float)), "the " + std::to_string(g.rows) + "x" + std::to_string(g.cols) + " matrix");
+    // Every PE may run the kernel's program; the kernel's own host data (a GEMV's matrix) besides.
+    part(wafer_bytes(cfg.machine, cfg.mesh, cfg.mesh.tiles()), "a wafer of " + mesh_text(cfg.mesh) + " PEs");
+    if (cfg.kernel_config && cfg.kernel_config->host_bytes())
+      part(cfg.kernel_config->host_bytes(), "the " + cfg.kernel + " kernel's data (" + cfg.kernel_config->describe() + ")");
   }
   return e;
 }

@@ -7,7 +7,6 @@
 #include "host/dataset.hpp"
 #include "host/fc_trainer.hpp"
 #include "fabric/partition.hpp"
-#include "host/gemv.hpp"
 #include "host/memory_budget.hpp"
 #include "host/report.hpp"
 #include "io/output_dir.hpp"
@@ -138,11 +137,12 @@ TraceResult run_trace(const TraceOptions& opt) {
   check_run_memory(cfg);  // before anything big is built
   if (opt.pass != "fwd" && opt.pass != "bwd") throw UsageError("--pass '" + opt.pass + "': expected fwd or bwd");
   if (opt.interval == 0) throw UsageError("--interval must be at least 1 cycle");
-  if (cfg.kernel == "fc_train") {
+  const KernelKind& kind = kernel_kind(cfg.kernel, "config " + cfg.source.string());
+  if (kind.training) {
     if (opt.layer.empty()) throw UsageError("--layer is required for a training config (fc1, fc2, ...)");
     return trace_training_layer(cfg, opt);
   }
-  // GEMV is one layer: the whole kernel.
+  // A single-run kernel (GEMV, reduce) is one layer: the whole kernel.
   if (!opt.layer.empty() && opt.layer != cfg.kernel)
     throw UsageError("--layer '" + opt.layer + "': config " + cfg.source.string() + " runs kernel '" + cfg.kernel +
                      "', whose only layer is '" + cfg.kernel + "'");
@@ -152,24 +152,21 @@ TraceResult run_trace(const TraceOptions& opt) {
   OutputDir out(opt.out, {"--out", opt.overwrite, false, opt.command});
   say_tracing(cfg, opt, cfg.kernel);
   Wafer wafer(cfg.machine, cfg.mesh);
-  GemvProblem problem = GemvProblem::random(cfg.gemv.rows, cfg.gemv.cols, cfg.gemv.seed);
-  GemvKernel kernel(wafer, problem, cfg.gemv.grid_width, cfg.gemv.grid_height);
+  std::unique_ptr<PlacedKernel> kernel = kind.place(wafer, *cfg.kernel_config);
   wafer.finalize(opt.threads);
 
   ActivityRecorder rec(wafer, {cfg.kernel, opt.pass}, opt.interval);
-  TileRect rect = opt.rect.value_or(TileRect{0, 0, std::min(4u, kernel.grid_width()), std::min(4u, kernel.grid_height())});
+  TileRect rect = opt.rect.value_or(TileRect{0, 0, std::min(4u, cfg.mesh.width), std::min(4u, cfg.mesh.height)});
   rec.trace_tasks(rect);
   WaferRun run = wafer.run(cfg.max_cycles, rec.hooks(opt.progress));
   if (run.engine.hit_cycle_limit)
     throw UsageError("run stopped at run.max_cycles = " + std::to_string(cfg.max_cycles) +
                      " before the kernel finished; raise run.max_cycles in " + cfg.source.string());
-  const std::vector<float> y = kernel.result();
+  const std::vector<float> y = kernel->finish();
 
   TraceResult r;
   r.report = make_report(cfg, wafer, run, y);
-  r.report["gemv"] = {{"rows", cfg.gemv.rows},
-                      {"cols", cfg.gemv.cols},
-                      {"grid", {{"width", kernel.grid_width()}, {"height", kernel.grid_height()}}}};
+  r.report[cfg.kernel] = kernel->report();
   r.congestion = congestion_profile(wafer, run.cycles, opt.top_n);
   r.sram = sram_profile(wafer);
   r.report["congestion"] = to_json(r.congestion);

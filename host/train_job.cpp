@@ -9,7 +9,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
-#include "fabric/log.hpp"
+#include "core/log.hpp"
 #include "fabric/partition.hpp"
 #include "host/dataset.hpp"
 #include "host/fc_trainer.hpp"

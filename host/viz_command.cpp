@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "fabric/errors.hpp"
+#include "core/errors.hpp"
 #include "io/output_dir.hpp"
 #include "tools/dump_view.hpp"
 #include "tools/viz/viz.hpp"

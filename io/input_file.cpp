@@ -4,7 +4,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "fabric/errors.hpp"
+#include "core/errors.hpp"
 #include "io/memory_limit.hpp"
 
 namespace wse {

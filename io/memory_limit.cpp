@@ -6,7 +6,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "fabric/errors.hpp"
+#include "core/errors.hpp"
 
 namespace wse {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "fabric/errors.hpp"
+#include "core/errors.hpp"
 
 namespace wse {
 

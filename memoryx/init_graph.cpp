@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "fabric/splitmix.hpp"
+#include "core/splitmix.hpp"
 
 namespace wse {
 

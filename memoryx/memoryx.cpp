@@ -5,8 +5,8 @@
 #include <memory>
 #include <set>
 
-#include "fabric/errors.hpp"
-#include "fabric/log.hpp"
+#include "core/errors.hpp"
+#include "core/log.hpp"
 
 namespace wse {
 

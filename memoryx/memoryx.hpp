@@ -19,7 +19,7 @@
 #include "memoryx/safetensors.hpp"
 #include "memoryx/sparsity.hpp"
 #include "memoryx/tensor.hpp"
-#include "memoryx/weight_stream.hpp"
+#include "wire/weight_stream.hpp"
 
 namespace wse {
 

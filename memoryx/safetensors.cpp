@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "fabric/errors.hpp"
+#include "core/errors.hpp"
 #include "io/memory_limit.hpp"
 #include "io/output_file.hpp"
 

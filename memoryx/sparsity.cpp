@@ -4,8 +4,8 @@
 #include <cctype>
 #include <cmath>
 
-#include "fabric/errors.hpp"
-#include "fabric/splitmix.hpp"
+#include "core/errors.hpp"
+#include "core/splitmix.hpp"
 
 namespace wse {
 

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "fabric/machine_spec.hpp"
+#include "core/machine_spec.hpp"
 #include "pe/dsd.hpp"
 
 namespace wse {

@@ -1,6 +1,6 @@
 #include "pe/pe.hpp"
 
-#include "fabric/errors.hpp"
+#include "core/errors.hpp"
 #include "pe/dsd_op.hpp"
 
 namespace wse {

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "fabric/link.hpp"
-#include "fabric/machine_spec.hpp"
+#include "core/machine_spec.hpp"
 #include "fabric/scheduler.hpp"
 #include "pe/dsd.hpp"
 #include "pe/pe_counters.hpp"

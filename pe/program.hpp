@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "fabric/machine_spec.hpp"
+#include "core/machine_spec.hpp"
 #include "fabric/wavelet.hpp"
 
 namespace wse {

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <new>
 
-#include "fabric/errors.hpp"
+#include "core/errors.hpp"
 
 namespace wse {
 

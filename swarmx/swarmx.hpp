@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "memoryx/weight_stream.hpp"
+#include "wire/weight_stream.hpp"
 
 namespace wse {
 

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <numeric>
 
-#include "host/gemv.hpp"
+#include "kernels/gemv/gemv.hpp"
 #include "io/memory_limit.hpp"
 #include "schemas/activity_dump_generated.h"
 #include "host/report.hpp"

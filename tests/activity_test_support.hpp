@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <string>
 
-#include "host/gemv.hpp"
+#include "kernels/gemv/gemv.hpp"
 #include "test_support.hpp"
 #include "tools/dump_view.hpp"
 #include "wafer/activity_recorder.hpp"

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "host/fc_trainer.hpp"
-#include "host/gemv.hpp"
+#include "kernels/gemv/gemv.hpp"
 #include "host/job.hpp"
 #include "host/report.hpp"
 #include "test_support.hpp"
@@ -26,7 +26,9 @@ RunConfig gemv_config(uint32_t mesh_w, uint32_t mesh_h, uint32_t rows, uint32_t 
   RunConfig cfg;
   cfg.source = "in-memory";
   cfg.mesh = {mesh_w, mesh_h};
-  cfg.gemv = {rows, cols, 0, 0, 5};
+  auto g = std::make_shared<GemvConfig>();
+  g->rows = rows, g->cols = cols, g->seed = 5;
+  cfg.kernel_config = g;
   return cfg;
 }
 

@@ -3,7 +3,7 @@
 
 #include <Eigen/Dense>
 
-#include "host/gemv.hpp"
+#include "kernels/gemv/gemv.hpp"
 #include "test_support.hpp"
 
 namespace wse {

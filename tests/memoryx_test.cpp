@@ -6,7 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "memoryx/gradient_stream.hpp"
+#include "wire/gradient_stream.hpp"
 #include "memoryx/memoryx.hpp"
 #include "swarmx/swarmx.hpp"
 #include "test_support.hpp"

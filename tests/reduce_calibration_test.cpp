@@ -10,7 +10,7 @@
 #include <cmath>
 
 #include "host/config.hpp"
-#include "host/reduce.hpp"
+#include "kernels/reduce/reduce.hpp"
 
 namespace wse {
 namespace {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "fabric/splitmix.hpp"
+#include "core/splitmix.hpp"
 #include "memoryx/memoryx.hpp"
 #include "test_support.hpp"
 

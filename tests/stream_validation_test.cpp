@@ -1,4 +1,4 @@
-// WeightStream and GradientStream messages checked in meaning (memoryx/stream_validation.hpp):
+// WeightStream and GradientStream messages checked in meaning (wire/stream_validation.hpp):
 // each contradiction below is built with the FlatBuffers builder directly, as a foreign or
 // corrupted writer would, and must be rejected naming the field, the value and what was expected.
 #include <gtest/gtest.h>
@@ -6,9 +6,9 @@
 #include <bit>
 #include <functional>
 
-#include "memoryx/gradient_stream.hpp"
-#include "memoryx/stream_validation.hpp"
-#include "memoryx/weight_stream.hpp"
+#include "wire/gradient_stream.hpp"
+#include "wire/stream_validation.hpp"
+#include "wire/weight_stream.hpp"
 #include "schemas/gradient_stream_generated.h"
 #include "schemas/weight_stream_generated.h"
 #include "test_support.hpp"

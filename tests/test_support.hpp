@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "fabric/errors.hpp"
+#include "core/errors.hpp"
 #include "wafer/wafer.hpp"
 
 namespace wse::test {

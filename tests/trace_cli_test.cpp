@@ -9,7 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "fabric/errors.hpp"
+#include "core/errors.hpp"
 #include "tools/dump_view.hpp"
 
 namespace {

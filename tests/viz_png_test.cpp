@@ -7,7 +7,7 @@
 #include <numeric>
 #include <unistd.h>
 
-#include "fabric/errors.hpp"
+#include "core/errors.hpp"
 #include "tools/viz/colour_scale.hpp"
 #include "tools/viz/font.hpp"
 #include "tools/viz/heatmap.hpp"

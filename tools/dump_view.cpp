@@ -3,7 +3,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "fabric/errors.hpp"
+#include "core/errors.hpp"
 #include "io/input_file.hpp"
 #include "io/memory_limit.hpp"
 #include "schemas/activity_dump_generated.h"

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <map>
 
-#include "fabric/errors.hpp"
+#include "core/errors.hpp"
 #include "fabric/geometry.hpp"
 #include "io/output_file.hpp"
 

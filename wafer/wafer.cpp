@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "fabric/errors.hpp"
+#include "core/errors.hpp"
 
 namespace wse {
 

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "fabric/errors.hpp"
+#include "core/errors.hpp"
 #include "io/output_dir.hpp"
 #include "io/output_file.hpp"
 #include "tools/viz/heatmap.hpp"

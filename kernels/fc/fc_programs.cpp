@@ -1,11 +1,11 @@
-#include "host/fc_programs.hpp"
+#include "kernels/fc/fc_programs.hpp"
 
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 
-#include "memoryx/weight_stream.hpp"
+#include "wire/weight_stream.hpp"
 #include "pe/dsd_op.hpp"
 #include "pe/pe.hpp"
 

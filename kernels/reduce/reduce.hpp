@@ -21,16 +21,24 @@
 #include <string>
 #include <vector>
 
+#include "kernels/kernel.hpp"
 #include "pe/program.hpp"
 #include "wafer/wafer.hpp"
 
 namespace wse {
 
-struct ReduceConfig {
+// The `reduce:` block of a run config.
+struct ReduceConfig : KernelConfig {
   std::string algorithm = "chain";  // chain | tree
   uint32_t elements = 1;            // N fp32 values per PE
   uint64_t seed = 1;
+  ReduceConfig() = default;
+  ReduceConfig(std::string a, uint32_t n, uint64_t s) : algorithm(std::move(a)), elements(n), seed(s) {}
+  std::string describe() const override { return algorithm + " reduce of " + std::to_string(elements) + " fp32 per PE"; }
 };
+
+// `kernel: reduce`, for the registry (kernels/registry.cpp).
+KernelKind reduce_kernel_kind();
 
 class ReduceKernel {
  public:

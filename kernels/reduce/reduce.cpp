@@ -1,10 +1,10 @@
-#include "host/reduce.hpp"
+#include "kernels/reduce/reduce.hpp"
 
 #include <bit>
 #include <cstring>
 
-#include "fabric/splitmix.hpp"
-#include "host/config.hpp"
+#include "core/splitmix.hpp"
+#include "core/errors.hpp"
 #include "pe/pe.hpp"
 
 namespace wse {

@@ -1,6 +1,6 @@
-#include "memoryx/stream_validation.hpp"
+#include "wire/stream_validation.hpp"
 
-#include "fabric/errors.hpp"
+#include "core/errors.hpp"
 
 namespace wse {
 

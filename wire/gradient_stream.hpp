@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "memoryx/weight_stream.hpp"
+#include "wire/weight_stream.hpp"
 
 namespace wse {
 
@@ -18,9 +18,9 @@ struct GradientMessage {
 };
 
 SharedBuffer encode_gradient_stream(const GradientMessage& g);
-struct GradientStreamExpectation;  // memoryx/stream_validation.hpp
+struct GradientStreamExpectation;  // wire/stream_validation.hpp
 
-// Runs the verifier, then the meaning checks of memoryx/stream_validation.hpp (with what the
+// Runs the verifier, then the meaning checks of wire/stream_validation.hpp (with what the
 // reading model expects, when given): a corrupt, truncated or contradictory buffer is a
 // UsageError naming `what` and the field.
 GradientMessage decode_gradient_stream(const Buffer& buffer, const std::string& what, const GradientStreamExpectation* expect = nullptr);

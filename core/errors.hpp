@@ -20,4 +20,9 @@ struct PeError : UsageError {
   using UsageError::UsageError;
 };
 
+// A config field that is missing, malformed or does not fit: names the file and the field.
+struct ConfigError : UsageError {
+  using UsageError::UsageError;
+};
+
 }  // namespace wse

@@ -11,11 +11,24 @@
 #include <cstdint>
 #include <vector>
 
-#include "host/config.hpp"
+#include "core/errors.hpp"
+#include "kernels/kernel.hpp"
 #include "pe/program.hpp"
 #include "wafer/wafer.hpp"
 
 namespace wse {
+
+// The `gemv:` block of a run config.
+struct GemvConfig : KernelConfig {
+  uint32_t rows = 0, cols = 0;               // A is rows x cols (M x N)
+  uint32_t grid_width = 0, grid_height = 0;  // PE grid Q x P; 0 = as large as mesh and shape allow
+  uint64_t seed = 1;                         // A and x are drawn from a counter-based hash of (seed, index)
+  std::string describe() const override { return std::to_string(rows) + "x" + std::to_string(cols); }
+  uint64_t host_bytes() const override { return (uint64_t(rows) * cols + cols + rows) * 4; }
+};
+
+// `kernel: gemv`, for the registry (kernels/registry.cpp).
+KernelKind gemv_kernel_kind();
 
 struct GemvProblem {
   uint32_t rows = 0, cols = 0;  // M, N

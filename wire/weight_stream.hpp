@@ -55,9 +55,9 @@ struct DecodedStream {
   std::vector<uint32_t> words;  // header (weight count) then the payload words
 };
 
-struct WeightStreamExpectation;  // memoryx/stream_validation.hpp
+struct WeightStreamExpectation;  // wire/stream_validation.hpp
 
-// Runs the FlatBuffers verifier, then the meaning checks of memoryx/stream_validation.hpp (with
+// Runs the FlatBuffers verifier, then the meaning checks of wire/stream_validation.hpp (with
 // what the reading model expects, when given): a corrupt, truncated or contradictory buffer is a
 // UsageError naming `what` and the field.
 DecodedStream decode_weight_stream(const Buffer& buffer, const std::string& what, const WeightStreamExpectation* expect = nullptr);

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "memoryx/weight_stream.hpp"
+#include "wire/weight_stream.hpp"
 
 namespace wse {
 

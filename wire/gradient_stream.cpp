@@ -1,7 +1,7 @@
-#include "memoryx/gradient_stream.hpp"
+#include "wire/gradient_stream.hpp"
 
-#include "fabric/errors.hpp"
-#include "memoryx/stream_validation.hpp"
+#include "core/errors.hpp"
+#include "wire/stream_validation.hpp"
 #include "schemas/gradient_stream_generated.h"
 
 namespace wse {
@@ -34,7 +34,7 @@ GradientMessage decode_gradient_stream(const Buffer& buffer, const std::string& 
   f.layer_index = gs->layer_index(), f.wafer = gs->wafer(), f.rows = gs->rows(), f.cols = gs->cols(), f.step = gs->step();
   f.values = gs->values() ? gs->values()->size() : 0;
   if (gs->indices()) f.has_indices = true, f.indices = gs->indices()->data(), f.index_count = gs->indices()->size();
-  validate_gradient_stream(f, what, expect);  // meaning, not only layout: memoryx/stream_validation.hpp
+  validate_gradient_stream(f, what, expect);  // meaning, not only layout: wire/stream_validation.hpp
   GradientMessage g;
   g.layer = gs->layer() ? gs->layer()->str() : "";
   g.layer_index = gs->layer_index();

@@ -1,9 +1,9 @@
-#include "memoryx/weight_stream.hpp"
+#include "wire/weight_stream.hpp"
 
 #include <bit>
 
-#include "fabric/errors.hpp"
-#include "memoryx/stream_validation.hpp"
+#include "core/errors.hpp"
+#include "wire/stream_validation.hpp"
 #include "schemas/weight_stream_generated.h"
 
 namespace wse {
@@ -101,7 +101,7 @@ DecodedStream decode_weight_stream(const Buffer& buffer, const std::string& what
   f.row_begin = ws->row_begin(), f.row_end = ws->row_end(), f.nonzeros = ws->nonzeros(), f.step = ws->step();
   f.pass = int(ws->pass()), f.encoding = int(ws->encoding());
   f.payload = payload ? payload->data() : nullptr, f.payload_size = n;
-  validate_weight_stream(f, what, expect);  // meaning, not only layout: memoryx/stream_validation.hpp
+  validate_weight_stream(f, what, expect);  // meaning, not only layout: wire/stream_validation.hpp
   DecodedStream d;
   d.column = ws->column();
   d.layer_index = ws->layer_index();

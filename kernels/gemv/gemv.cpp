@@ -1,9 +1,9 @@
-#include "host/gemv.hpp"
+#include "kernels/gemv/gemv.hpp"
 
 #include <cstring>
 
-#include "fabric/errors.hpp"
-#include "fabric/splitmix.hpp"
+#include "core/errors.hpp"
+#include "core/splitmix.hpp"
 
 namespace wse {
 

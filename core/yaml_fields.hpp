@@ -1,0 +1,72 @@
+#pragma once
+// Reading one field of a YAML config: the value, or a ConfigError naming the file (`where`), the
+// field and what was expected. Shared by the host's config loader and every kernel that parses
+// its own block (kernels/*), so all of them word their errors alike.
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "core/errors.hpp"
+
+namespace wse::yaml {
+
+inline std::string describe(const YAML::Node& n) {
+  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsSequence()) return "a list";
+  if (n.IsMap()) return "a mapping";
+  return "nothing";
+}
+
+template <class T>
+inline T scalar(const YAML::Node& n, const std::string& where, const std::string& field, const char* expected) {
+  try {
+    if (!n.IsScalar()) throw YAML::Exception(n.Mark(), "");
+    return n.as<T>();
+  } catch (const YAML::Exception&) {
+    throw ConfigError(where + ": field '" + field + "': expected " + expected + ", got " + describe(n));
+  }
+}
+
+inline uint64_t positive(const YAML::Node& n, const std::string& where, const std::string& field, uint64_t max) {
+  double v = scalar<double>(n, where, field, "a positive integer");  // accepts 1e6 as well as 1000000
+  // Range first: converting a double beyond uint64_t is undefined (found by fuzz_run_config).
+  if (!(v >= 1) || v > double(max) || v != std::floor(v))
+    throw ConfigError(where + ": field '" + field + "': expected an integer in [1, " + std::to_string(max) + "], got " +
+                      describe(n));
+  return uint64_t(v);
+}
+
+inline void check_keys(const YAML::Node& map, const std::string& where, const std::string& prefix,
+                const std::set<std::string>& allowed) {
+  if (!map.IsMap()) throw ConfigError(where + ": field '" + prefix + "': expected a mapping, got " + describe(map));
+  for (const auto& kv : map) {
+    if (!kv.first.IsScalar())
+      throw ConfigError(where + ": " + (prefix.empty() ? std::string("at the top level") : "field '" + prefix + "'") + ": a key is " + describe(kv.first) + ", expected a field name");
+    std::string key = kv.first.Scalar();
+    if (!allowed.count(key)) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      throw ConfigError(where + ": unknown field '" + (prefix.empty() ? "" : prefix + ".") + key + "' (expected one of: " +
+                        list + ")");
+    }
+  }
+}
+
+inline uint64_t count(const YAML::Node& n, const std::string& where, const std::string& field, uint64_t max) {
+  double v = scalar<double>(n, where, field, "a non-negative integer");
+  if (!(v >= 0) || v > double(max) || v != std::floor(v))
+    throw ConfigError(where + ": field '" + field + "': expected an integer in [0, " + std::to_string(max) + "], got " + describe(n));
+  return uint64_t(v);
+}
+
+inline float number(const YAML::Node& n, const std::string& where, const std::string& field, double lo, double hi) {
+  double v = scalar<double>(n, where, field, "a number");
+  if (!(v >= lo && v <= hi))
+    throw ConfigError(where + ": field '" + field + "': expected a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + describe(n));
+  return float(v);
+}
+
+}  // namespace wse::yaml
