@@ -10,10 +10,14 @@ namespace wse {
 
 namespace {
 
-void check_limit(const RunConfig& cfg, const WaferRun& run) {
-  if (run.engine.hit_cycle_limit)
+void check_limit(const RunConfig& cfg, const Wafer& wafer, const WaferRun& run) {
+  if (run.engine.hit_cycle_limit) {
+    std::string busy;
+    for (const std::string& s : wafer.stuck(6)) busy += "\n  " + s;
     throw UsageError("run stopped at run.max_cycles = " + std::to_string(cfg.max_cycles) +
-                     " before the kernel finished; raise run.max_cycles in " + cfg.source.string());
+                     " before the kernel finished; raise run.max_cycles in " + cfg.source.string() +
+                     (busy.empty() ? "" : ". Still busy:" + busy));
+  }
 }
 
 JobResult run_gemv(const RunConfig& cfg, unsigned threads, ProgressFn progress) {
@@ -22,7 +26,7 @@ JobResult run_gemv(const RunConfig& cfg, unsigned threads, ProgressFn progress) 
   GemvKernel kernel(wafer, problem, cfg.gemv.grid_width, cfg.gemv.grid_height);
   wafer.finalize(threads);
   WaferRun run = wafer.run(cfg.max_cycles, {std::move(progress)});
-  check_limit(cfg, run);
+  check_limit(cfg, wafer, run);
   JobResult out;
   out.result = kernel.result();
   out.report = make_report(cfg, wafer, run, out.result);
@@ -37,7 +41,7 @@ JobResult run_reduce(const RunConfig& cfg, unsigned threads, ProgressFn progress
   ReduceKernel kernel(wafer, {cfg.reduce.algorithm, cfg.reduce.elements, cfg.reduce.seed});
   wafer.finalize(threads);
   WaferRun run = wafer.run(cfg.max_cycles, {std::move(progress)});
-  check_limit(cfg, run);
+  check_limit(cfg, wafer, run);
   if (!kernel.finished())
     throw std::logic_error("reduce: the run ended before PE (0,0) finished its last operation (the fabric went quiet: a deadlock)");
   JobResult out;
