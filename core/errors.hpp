@@ -25,4 +25,10 @@ struct ConfigError : UsageError {
   using UsageError::UsageError;
 };
 
+// A run that stopped with work left and nothing able to move (a deadlock in the user's program or
+// routes): the message says which PEs wait on what, which lanes hold wavelets, which ports block.
+struct HangError : UsageError {
+  using UsageError::UsageError;
+};
+
 }  // namespace wse

@@ -255,6 +255,33 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
   else if (egress_slot != kNever) s.schedule(self, egress_slot);
 }
 
+std::vector<std::string> Router::waiting_on() const {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    const Lane& l = lanes[i];
+    const LaneExt* e = l.ext >= 0 ? &ext[size_t(l.ext)] : nullptr;
+    const std::string at = "router " + to_string(where) + " colour " + std::to_string(l.colour);
+    if (l.count) {
+      std::string targets;
+      for (int d = 0; d < kDirs; ++d)
+        if (l.pending & bit(Dir(d))) targets += std::string(targets.empty() ? "" : ", ") + dir_name(Dir(d));
+      out.push_back(at + " holds " + std::to_string(l.count) + " wavelet(s); the first waits for a credit toward " +
+                    (targets.empty() ? std::string("nothing") : targets));
+    }
+    if (e && e->held_count)
+      out.push_back(at + " holds " + std::to_string(e->held_count) + " wavelet(s) from " + dir_name(e->held_from) +
+                    ", waiting for its switch (at position " + std::to_string(e->position) + ", receiving from " + dir_name(l.rx) +
+                    ") to turn to that input");
+  }
+  for (int d = 0; d < kMeshDirs; ++d) {
+    const IngressPort* p = ingress[size_t(d)];
+    if (p && !p->drained())
+      out.push_back("ingress port at " + to_string(where) + " side " + dir_name(Dir(d)) + ": " + std::to_string(p->size() - p->sent()) +
+                    " of " + std::to_string(p->size()) + " wavelets not taken (colour " + std::to_string(p->peek().colour) + "'s lane is full or switched away)");
+  }
+  return out;
+}
+
 bool Router::holds_wavelets() const {
   for (const Lane& l : lanes)
     if (l.count) return true;

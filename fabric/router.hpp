@@ -8,6 +8,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "fabric/colour_switch.hpp"
@@ -89,6 +90,8 @@ class Router {
   // whose lanes can only wait for credits sleeps until a credit wakes it.
   void forward(TileId self, Cycle now, Scheduler& s);
   bool holds_wavelets() const;
+  // What this router's lanes hold and wait for, a line each (for a hang diagnosis).
+  std::vector<std::string> waiting_on() const;
   // Counts the backpressure of the cycles slept through up to `end` (the end of the run).
   void settle(Cycle end) {
     catch_up(end);

@@ -563,6 +563,7 @@ void FcTrainer::backward(uint64_t step) {
       if (sparse) {
         g.values = std::move(values);
         g.indices = positions;
+        g.sparse = true;
       } else {
         g.values.assign(numel, 0.0f);
         for (size_t i = 0; i < positions.size(); ++i) g.values[positions[i]] = values[i];

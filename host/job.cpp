@@ -11,9 +11,13 @@ JobResult run_job(const RunConfig& cfg, unsigned threads, ProgressFn progress) {
   std::unique_ptr<PlacedKernel> kernel = kind.place(wafer, *cfg.kernel_config);
   wafer.finalize(threads);
   WaferRun run = wafer.run(cfg.max_cycles, {std::move(progress)});
-  if (run.engine.hit_cycle_limit)
+  if (run.engine.hit_cycle_limit) {
+    std::string busy;
+    for (const std::string& s : wafer.stuck(6)) busy += "\n  " + s;
     throw UsageError("run stopped at run.max_cycles = " + std::to_string(cfg.max_cycles) +
-                     " before the kernel finished; raise run.max_cycles in " + cfg.source.string());
+                     " before the kernel finished; raise run.max_cycles in " + cfg.source.string() +
+                     (busy.empty() ? "" : ". Still busy:" + busy));
+  }
   JobResult out;
   out.result = kernel->finish();
   out.report = make_report(cfg, wafer, run, out.result);

@@ -71,6 +71,42 @@ bool Pe::idle() const {
   return true;
 }
 
+std::string Pe::waiting_on() const {
+  if (idle()) return "";
+  std::string out;
+  auto add = [&](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
+  auto op_wait = [&](const ActiveOp& a, const std::string& thread) {
+    std::string s = thread + " @" + a.op.name + " (" + task_label(a.task_local, a.task) + ", " + std::to_string(a.done) + " of " +
+                    std::to_string(a.op.length) + " elements)";
+    for (const Dsd* d : {&a.op.a, &a.op.b})
+      if (d->kind == DsdKind::FabIn && !queues_[size_t(queue_of_[d->colour])].count) s += " waits for input on colour " + std::to_string(d->colour);
+    if (a.op.dst.kind == DsdKind::FabOut) {
+      const PeOutputQueue& q = outq_[size_t(outq_of_[a.op.dst.colour])];
+      if (q.count >= q.cap) s += " waits for room to send on colour " + std::to_string(a.op.dst.colour);
+    }
+    add(s);
+  };
+  if (main_active_) op_wait(*main_op_, "main thread");
+  for (uint32_t m = uts_active_; m; m &= m - 1) {
+    const int k = std::countr_zero(m);
+    op_wait(uts_[size_t(k)], "microthread " + std::to_string(k));
+  }
+  if (fifo_count_) add(std::to_string(fifo_count_) + " ops or task actions queued behind it");
+  if (const uint32_t blocked = local_pending_ & local_blocked_) add("local task(s) activated but blocked: mask " + std::to_string(blocked));
+  for (const PeInputQueue& q : queues_) {
+    if (!q.count) continue;
+    const bool read = reading_ >> q.colour & 1u;
+    if (read) continue;
+    const char* why = (colour_blocked_ >> q.colour & 1u) ? "its colour is blocked and no running op reads it"
+                      : !(program && program->data_tasks[q.colour]) ? "no data task is bound to it and no running op reads it"
+                                                                       : "waiting for the main thread";
+    add(std::to_string(q.count) + " wavelet(s) of colour " + std::to_string(q.colour) + " in its input queue: " + why);
+  }
+  for (const PeOutputQueue& q : outq_)
+    if (q.count) add(std::to_string(q.count) + " wavelet(s) of colour " + std::to_string(q.colour) + " in its output queue, no credit from the router");
+  return out;
+}
+
 uint64_t Pe::outbox_wavelets() const {
   uint64_t n = 0;
   for (const auto& q : outq_) n += q.count;

@@ -93,6 +93,8 @@ class Pe {
     if (stall_from_ != kNever && stall_from_ < end) counters.stall_send_cycles += end - stall_from_, stall_from_ = end;
   }
   bool idle() const;
+  // What this PE waits for, in a line for a hang diagnosis ("" when idle).
+  std::string waiting_on() const;
 
   // Read-only views for observers (activity dumps, traces).
   Cycle busy_until() const { return busy_until_; }

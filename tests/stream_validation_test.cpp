@@ -192,6 +192,11 @@ TEST(StreamValidation, EveryContradictionInAGradientStreamIsNamed) {
     return Buffer(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   };
   EXPECT_EQ(decode_gradient_stream(sparse({0, 4, 17}, 3), "g", &e).indices, (std::vector<uint32_t>{0, 4, 17}));
+  // Every weight pruned: a sparse gradient with no values, not a dense one missing them.
+  const GradientMessage none = decode_gradient_stream(sparse({}, 0), "g", &e);
+  EXPECT_TRUE(none.sparse);
+  EXPECT_TRUE(none.values.empty());
+  EXPECT_TRUE(decode_gradient_stream(*encode_gradient_stream(none), "g", &e).sparse);  // and it survives a round trip
   test::expect_error<UsageError>([&] { decode_gradient_stream(sparse({0, 4}, 3), "g"); }, {"field 'values'", "3 values for 2 indices"});
   test::expect_error<UsageError>([&] { decode_gradient_stream(sparse({0, 18}, 2), "g"); }, {"field 'indices[1]'", "index 18 is outside the 6 x 3"});
   test::expect_error<UsageError>([&] { decode_gradient_stream(sparse({5, 5}, 2), "g"); }, {"field 'indices[1]'", "strictly increasing"});

@@ -50,6 +50,26 @@ void Wafer::seed(const Block& b, Scheduler& s) {
   }
 }
 
+std::vector<std::string> Wafer::stuck(size_t max_lines, size_t* total) const {
+  std::vector<std::string> lines;
+  size_t n = 0;
+  for (TileId t = 0; t < pes_.size(); ++t) {
+    if (const Router* r = mesh_.router(t))
+      for (std::string& s : r->waiting_on()) {
+        if (lines.size() < max_lines) lines.push_back(std::move(s));
+        ++n;
+      }
+    if (pes_[t].program) {
+      std::string s = pes_[t].waiting_on();
+      if (s.empty()) continue;
+      if (lines.size() < max_lines) lines.push_back("PE " + to_string(pes_[t].coord) + ": " + s);
+      ++n;
+    }
+  }
+  if (total) *total = n;
+  return lines;
+}
+
 void Wafer::reset_counters() {
   settle(clock_);
   for (Link& l : mesh_.links()) l.counters = {};
@@ -92,6 +112,18 @@ WaferRun Wafer::run(Cycle max_cycles, RunHooks hooks) {
   for (const EgressPort& p : mesh_.egress_ports())
     if (!p.received().empty()) last = std::max(last, p.received().back().cycle);
   const Cycle end = run.engine.hit_cycle_limit ? clock_ + max_cycles : last + 1;
+  if (!run.engine.hit_cycle_limit) {
+    // Nothing is due any more: if work is left, nothing can ever move it (a deadlock).
+    size_t total = 0;
+    const std::vector<std::string> lines = stuck(12, &total);
+    if (!lines.empty()) {
+      std::string msg = "the run stopped at cycle " + std::to_string(end) + " with work left and nothing able to move (a deadlock):";
+      for (const std::string& s : lines) msg += "\n  " + s;
+      if (total > lines.size()) msg += "\n  ... and " + std::to_string(total - lines.size()) + " more";
+      clock_ = end;
+      throw HangError(msg);
+    }
+  }
   run.cycles = end - clock_;
   settle(end);
   if (sample && hooks.sample_interval && end > last_sample) sample(end);

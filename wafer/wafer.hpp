@@ -49,6 +49,9 @@ class Wafer {
   // Zeroes every link, lane and PE counter and restarts SRAM high-water marks from what is in use
   // now, so what follows (one layer's pass, say) is measured on its own.
   void reset_counters();
+  // Every tile that still holds work (a lane with wavelets, a port not drained, a PE not idle), a
+  // line each, at most `max_lines` (for a hang diagnosis); empty when the wafer is quiet.
+  std::vector<std::string> stuck(size_t max_lines, size_t* total = nullptr) const;
   // Counts sleeping routers' backpressure and open send stalls up to `cycle`.
   void settle(Cycle cycle);
   Cycle clock() const { return clock_; }

@@ -10,7 +10,8 @@ SharedBuffer encode_gradient_stream(const GradientMessage& g) {
   flatbuffers::FlatBufferBuilder fbb(256 + g.values.size() * 4);
   auto name = fbb.CreateString(g.layer);
   auto values = fbb.CreateVector(g.values);
-  auto indices = g.indices.empty() ? flatbuffers::Offset<flatbuffers::Vector<uint32_t>>() : fbb.CreateVector(g.indices);
+  const bool sparse = g.sparse || !g.indices.empty();
+  auto indices = sparse ? fbb.CreateVector(g.indices) : flatbuffers::Offset<flatbuffers::Vector<uint32_t>>();
   fb::GradientStreamBuilder b(fbb);
   b.add_layer(name);
   b.add_layer_index(g.layer_index);
@@ -19,7 +20,7 @@ SharedBuffer encode_gradient_stream(const GradientMessage& g) {
   b.add_rows(g.rows);
   b.add_cols(g.cols);
   b.add_values(values);
-  if (!g.indices.empty()) b.add_indices(indices);
+  if (sparse) b.add_indices(indices);
   fbb.Finish(b.Finish(), fb::GradientStreamIdentifier());
   return std::make_shared<const Buffer>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }
@@ -43,7 +44,7 @@ GradientMessage decode_gradient_stream(const Buffer& buffer, const std::string& 
   g.cols = gs->cols();
   g.step = gs->step();
   if (gs->values()) g.values.assign(gs->values()->begin(), gs->values()->end());
-  if (gs->indices()) g.indices.assign(gs->indices()->begin(), gs->indices()->end());
+  if (gs->indices()) g.indices.assign(gs->indices()->begin(), gs->indices()->end()), g.sparse = true;
   return g;
 }
 

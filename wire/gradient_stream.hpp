@@ -14,7 +14,8 @@ struct GradientMessage {
   uint32_t layer_index = 0, wafer = 0, rows = 0, cols = 0;
   uint64_t step = 0;
   std::vector<float> values;     // rows x cols, row-major; or the value at each index
-  std::vector<uint32_t> indices;  // sparse: flat positions (row * cols + col), ascending; empty = dense
+  std::vector<uint32_t> indices;  // sparse: flat positions (row * cols + col), ascending
+  bool sparse = false;            // values sit at `indices` (possibly none: every weight pruned)
 };
 
 SharedBuffer encode_gradient_stream(const GradientMessage& g);
