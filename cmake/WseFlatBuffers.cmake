@@ -9,10 +9,11 @@ function(wse_flatbuffers target)
   foreach(schema ${ARGN})
     get_filename_component(abs ${schema} ABSOLUTE)
     get_filename_component(name ${schema} NAME_WE)
+    get_filename_component(dir ${abs} DIRECTORY)
     set(header ${out_dir}/${name}_generated.h)
     add_custom_command(OUTPUT ${header}
-      COMMAND ${FLATC_EXECUTABLE} --cpp --scoped-enums -o ${out_dir} ${abs}
-      DEPENDS ${abs}
+      COMMAND ${FLATC_EXECUTABLE} --cpp --scoped-enums -I ${dir} -o ${out_dir} ${abs}
+      DEPENDS ${ARGN}
       COMMENT "flatc ${name}.fbs")
     list(APPEND headers ${header})
   endforeach()

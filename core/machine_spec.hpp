@@ -42,6 +42,19 @@ struct MachineSpec {
   // (CS-2: 1.2 Tb/s at 850 MHz ~ 176 B/cycle). 0 = every port runs at link rate.
   double io_bytes_per_cycle = 176.47;
 
+  // The cluster around the wafers (transaction-level actors, cluster/): rates in bytes per fabric
+  // cycle, latencies in fabric cycles. Sources and assumptions: docs/machine-spec.md, "Cluster".
+  double memoryx_bytes_per_cycle = 176.47;         // MemoryX streams weights at a CS-2's I/O rate
+  double memoryx_update_bytes_per_cycle = 235.29;  // optimizer: weight, gradient, state bytes read + written
+  uint32_t memoryx_latency_cycles = 850;           // MemoryX <-> the SwarmX root
+  uint32_t swarmx_fanout = 4;                      // 1:4 broadcast-reduce nodes
+  double swarmx_link_bytes_per_cycle = 176.47;     // per link down to a node or wafer (and up)
+  uint32_t swarmx_latency_cycles = 850;            // per tree level
+  uint64_t edge_buffer_bytes = 262144;             // of a stream the wafer edge holds before its pass starts
+  double input_bytes_per_cycle = 176.47;           // an input worker into its wafer
+  uint32_t input_latency_cycles = 850;             // input worker <-> wafer
+  uint32_t user_node_latency_cycles = 850;         // user node <-> MemoryX, SwarmX root, input workers
+
   // Largest latency a link queue is sized for (see fabric/link.hpp).
   static constexpr uint32_t kMaxLatency = 15;
   static constexpr uint32_t kMaxColours = 32;

@@ -3,6 +3,7 @@
 // ingress ports that carry data, and all egress ports, share the system's I/O bandwidth evenly; each port's share is a
 // rational rate, so when its k-th wavelet may pass is a closed form of k and never depends on
 // thread timing.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -19,6 +20,17 @@ struct PortRate {
   Cycle slot(uint64_t k) const { return (k * den + num - 1) / num; }
 };
 
+// When a stream's words reach the wafer edge from off the wafer (the off-wafer link's pace, as
+// the sender's messages say): the first `head_words` from `head_first` on, the rest from
+// `tail_first` on, both at `rate`. Without one, every word is there at the port's start.
+struct EdgeArrival {
+  Cycle head_first = 0;
+  uint64_t head_words = 0;
+  Cycle tail_first = 0;
+  PortRate rate;
+  Cycle at(uint64_t k) const { return k < head_words ? head_first + rate.slot(k) : tail_first + rate.slot(k - head_words); }
+};
+
 class IngressPort {
  public:
   IngressPort(Coord tile, Dir side) : tile_(tile), side_(side) {}
@@ -33,18 +45,29 @@ class IngressPort {
     next_ = 0;
     start_ = start;
     last_entry_ = kNever;
+    has_arrival_ = false;
+  }
+  // The stream arrives over time rather than being there at the start (see EdgeArrival).
+  void set_arrival(const EdgeArrival& a) {
+    arrival_ = a;
+    has_arrival_ = true;
   }
   void enqueue(Wavelet w) { stream_.push_back(w); }
   void enqueue(const std::vector<Wavelet>& ws) { stream_.insert(stream_.end(), ws.begin(), ws.end()); }
 
   bool drained() const { return next_ == stream_.size(); }
   // Cycle at which the next wavelet may enter the edge router; kNever when drained.
-  Cycle next_ready() const { return drained() ? kNever : start_ + rate_.slot(next_); }
+  Cycle next_ready() const { return drained() ? kNever : ready(next_); }
   Cycle start() const { return start_; }
   // When the last wavelet entered (kNever before any), and when it would have at the port's rate
   // alone: the difference is how long backpressure held the stream back.
   Cycle last_entry() const { return last_entry_; }
-  Cycle ideal_last_entry() const { return stream_.empty() ? start_ : start_ + rate_.slot(stream_.size() - 1); }
+  Cycle ideal_last_entry() const { return stream_.empty() ? start_ : ready(stream_.size() - 1); }
+  // When the k-th wavelet may enter: the port's share of the I/O, and when it reached the edge.
+  Cycle ready(uint64_t k) const {
+    const Cycle own = start_ + rate_.slot(k);
+    return has_arrival_ ? std::max(own, arrival_.at(k)) : own;
+  }
   const Wavelet& peek() const { return stream_[next_]; }
   const Wavelet& wavelet(uint64_t k) const { return stream_[k]; }
   void pop(Cycle now) {
@@ -59,6 +82,8 @@ class IngressPort {
   Dir side_;
   PortRate rate_;
   Cycle start_ = 0;
+  EdgeArrival arrival_;
+  bool has_arrival_ = false;
   std::vector<Wavelet> stream_;
   size_t next_ = 0;
   Cycle last_entry_ = kNever;

@@ -137,7 +137,7 @@ void load_sparsity(SparsityConfig& sc, const YAML::Node& n, const std::string& w
   if (sc.patterns->empty()) throw ConfigError(where + ": field '" + f + "' is empty (leave it out for the default selection)");
 }
 
-void load_train_fields(TrainConfig& t, const YAML::Node& root, const std::string& where) {
+void load_train_fields(TrainConfig& t, MachineSpec& machine, const YAML::Node& root, const std::string& where) {
   if (YAML::Node m = root["model"]) {
     check_keys(m, where, "model", {"layers", "init"});
     if (YAML::Node init = m["init"]) {
@@ -165,7 +165,7 @@ void load_train_fields(TrainConfig& t, const YAML::Node& root, const std::string
   if (YAML::Node tr = root["training"]) {
     check_keys(tr, where, "training",
                {"batch_size", "num_csx", "epochs", "max_steps", "log_every", "checkpoint_every", "checkpoint_dir", "resume_from",
-                "precision", "loss_scale"});
+                "precision", "loss_scale", "retain_last_layer"});
     if (tr["batch_size"]) t.batch_size = uint32_t(positive(tr["batch_size"], where, "training.batch_size", 1u << 20));
     if (tr["num_csx"]) t.num_csx = uint32_t(positive(tr["num_csx"], where, "training.num_csx", 64));
     if (tr["epochs"]) t.epochs = uint32_t(positive(tr["epochs"], where, "training.epochs", 1000));
@@ -181,6 +181,8 @@ void load_train_fields(TrainConfig& t, const YAML::Node& root, const std::string
     }
     t.loss_scale = t.mixed ? 128.0f : 1.0f;
     if (tr["loss_scale"]) t.loss_scale = number(tr["loss_scale"], where, "training.loss_scale", 1.0 / 65536, 65536);
+    if (tr["retain_last_layer"])
+      t.retain_last_layer = scalar<bool>(tr["retain_last_layer"], where, "training.retain_last_layer", "true or false");
   }
   if (YAML::Node o = root["optimizer"]) {
     check_keys(o, where, "optimizer", {"kind", "lr", "momentum", "beta1", "beta2", "eps", "weight_decay"});
@@ -210,16 +212,22 @@ void load_train_fields(TrainConfig& t, const YAML::Node& root, const std::string
     if (w["seed"]) t.memoryx.seed = scalar<uint64_t>(w["seed"], where, "weights.seed", "a non-negative integer");
   }
   if (YAML::Node sp = root["sparsity"]) load_sparsity(t.memoryx.sparsity, sp, where);
+  // The swarmx and memoryx blocks override the machine's cluster figures for this run.
   if (YAML::Node sx = root["swarmx"]) {
     check_keys(sx, where, "swarmx", {"fanout", "latency_per_level", "bytes_per_cycle_per_link"});
-    if (sx["fanout"]) t.swarmx.fanout = uint32_t(positive(sx["fanout"], where, "swarmx.fanout", 64));
-    if (t.swarmx.fanout < 2) throw ConfigError(where + ": field 'swarmx.fanout': expected at least 2");
-    if (sx["latency_per_level"]) t.swarmx.latency_per_level = count(sx["latency_per_level"], where, "swarmx.latency_per_level", 1u << 30);
-    if (sx["bytes_per_cycle_per_link"]) t.swarmx.bytes_per_cycle_per_link = number(sx["bytes_per_cycle_per_link"], where, "swarmx.bytes_per_cycle_per_link", 0, 1e9);
+    if (sx["fanout"]) machine.swarmx_fanout = uint32_t(positive(sx["fanout"], where, "swarmx.fanout", 64));
+    if (machine.swarmx_fanout < 2) throw ConfigError(where + ": field 'swarmx.fanout': expected at least 2");
+    if (sx["latency_per_level"])
+      machine.swarmx_latency_cycles = uint32_t(positive(sx["latency_per_level"], where, "swarmx.latency_per_level", 1u << 30));
+    if (sx["bytes_per_cycle_per_link"])
+      machine.swarmx_link_bytes_per_cycle = number(sx["bytes_per_cycle_per_link"], where, "swarmx.bytes_per_cycle_per_link", 1e-6, 1e9);
   }
   if (YAML::Node mx = root["memoryx"]) {
-    check_keys(mx, where, "memoryx", {"bytes_per_cycle", "lazy_initialization", "optimize_initialization", "max_async_parallel_compute"});
-    if (mx["bytes_per_cycle"]) t.memoryx.bytes_per_cycle = number(mx["bytes_per_cycle"], where, "memoryx.bytes_per_cycle", 0, 1e9);
+    check_keys(mx, where, "memoryx",
+               {"bytes_per_cycle", "update_bytes_per_cycle", "lazy_initialization", "optimize_initialization", "max_async_parallel_compute"});
+    if (mx["bytes_per_cycle"]) machine.memoryx_bytes_per_cycle = number(mx["bytes_per_cycle"], where, "memoryx.bytes_per_cycle", 1e-6, 1e9);
+    if (mx["update_bytes_per_cycle"])
+      machine.memoryx_update_bytes_per_cycle = number(mx["update_bytes_per_cycle"], where, "memoryx.update_bytes_per_cycle", 1e-6, 1e9);
     InitSettings& in = t.memoryx.init;
     if (mx["lazy_initialization"]) in.lazy = scalar<bool>(mx["lazy_initialization"], where, "memoryx.lazy_initialization", "true or false");
     if (mx["optimize_initialization"])
@@ -231,6 +239,8 @@ void load_train_fields(TrainConfig& t, const YAML::Node& root, const std::string
     t.memoryx.encoding = StreamEncoding::Sparse;  // a sparse model is streamed sparse: zeros are never sent
   if (t.mixed && t.memoryx.encoding == StreamEncoding::Dense)
     t.memoryx.encoding = StreamEncoding::DenseHalf;  // mixed precision: two fp16 weights per wavelet
+  t.swarmx = {t.num_csx, machine.swarmx_fanout, machine.swarmx_latency_cycles, machine.swarmx_link_bytes_per_cycle};
+  t.memoryx.bytes_per_cycle = machine.memoryx_bytes_per_cycle;
 }
 
 }  // namespace
@@ -241,7 +251,10 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
       "hop_latency_cycles", "ramp_latency_cycles", "wavelets_per_link_per_cycle", "router_buffer_depth",
       "pe_input_queue_depth", "fmac_simd_fp16", "fmac_simd_mixed", "fmac_simd_fp32", "move_simd_fp32", "move_simd_fp16",
       "dsd_pipeline_cycles", "fabric_dsd_setup_cycles", "microthreads", "pe_input_queues", "pe_output_queues",
-      "pe_output_queue_depth", "pe_filters", "switch_positions", "switch_rx_and_tx", "clock_hz", "io_bytes_per_cycle"};
+      "pe_output_queue_depth", "pe_filters", "switch_positions", "switch_rx_and_tx", "clock_hz", "io_bytes_per_cycle",
+      "memoryx_bytes_per_cycle", "memoryx_update_bytes_per_cycle", "memoryx_latency_cycles", "swarmx_fanout",
+      "swarmx_link_bytes_per_cycle", "swarmx_latency_cycles", "edge_buffer_bytes", "input_bytes_per_cycle", "input_latency_cycles",
+      "user_node_latency_cycles"};
   check_keys(n, where, "machine", keys);
   auto u32 = [&](const char* key, uint32_t& out, uint64_t max) {
     if (n[key]) out = uint32_t(positive(n[key], where, key, max));
@@ -284,6 +297,23 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
     if (!(s.io_bytes_per_cycle >= 0))
       throw ConfigError(where + ": field 'io_bytes_per_cycle': expected a number >= 0 (0 = unlimited)");
   }
+  // The cluster: rates > 0 (a link that never delivers would stall the run), latencies >= 1 cycle.
+  auto rate = [&](const char* key, double& out) {
+    if (!n[key]) return;
+    out = scalar<double>(n[key], where, key, "a rate in bytes per cycle");
+    if (!(out > 0 && out <= 1e12)) throw ConfigError(where + ": field '" + std::string(key) + "': expected a rate in (0, 1e12] bytes per cycle, got " + describe(n[key]));
+  };
+  rate("memoryx_bytes_per_cycle", s.memoryx_bytes_per_cycle);
+  rate("memoryx_update_bytes_per_cycle", s.memoryx_update_bytes_per_cycle);
+  rate("swarmx_link_bytes_per_cycle", s.swarmx_link_bytes_per_cycle);
+  rate("input_bytes_per_cycle", s.input_bytes_per_cycle);
+  u32("memoryx_latency_cycles", s.memoryx_latency_cycles, 1u << 30);
+  u32("swarmx_latency_cycles", s.swarmx_latency_cycles, 1u << 30);
+  u32("input_latency_cycles", s.input_latency_cycles, 1u << 30);
+  u32("user_node_latency_cycles", s.user_node_latency_cycles, 1u << 30);
+  u32("swarmx_fanout", s.swarmx_fanout, 64);
+  if (s.swarmx_fanout < 2) throw ConfigError(where + ": field 'swarmx_fanout': expected at least 2");
+  if (n["edge_buffer_bytes"]) s.edge_buffer_bytes = count(n["edge_buffer_bytes"], where, "edge_buffer_bytes", uint64_t(1) << 40);
 }
 
 namespace {
@@ -355,7 +385,7 @@ static RunConfig load_run_config_checked(const std::filesystem::path& path, cons
   if (root["kernel"]) cfg.kernel = scalar<std::string>(root["kernel"], where, "kernel", "a kernel name");
   // The kernel parses its own block (kernels/registry.cpp); training kernels take the training keys.
   const KernelKind& kind = kernel_kind(cfg.kernel, where);
-  if (kind.training) load_train_fields(cfg.train, root, where);
+  if (kind.training) load_train_fields(cfg.train, cfg.machine, root, where);
   else cfg.kernel_config = kind.parse(root[kind.block], KernelContext{where, cfg.machine, cfg.mesh});
 
   if (YAML::Node run = root["run"]) {
@@ -363,6 +393,19 @@ static RunConfig load_run_config_checked(const std::filesystem::path& path, cons
     if (run["max_cycles"]) cfg.max_cycles = positive(run["max_cycles"], where, "run.max_cycles", uint64_t(1) << 62);
   }
   return cfg;
+}
+
+ClusterConfig cluster_config(const RunConfig& cfg) {
+  const TrainConfig& t = cfg.train;
+  ClusterConfig c;
+  c.model = {t.layers, t.batch_size, t.num_csx, t.mixed, t.loss_scale, t.memoryx.encoding, "config " + cfg.source.string()};
+  c.mesh = cfg.mesh;
+  c.machine = cfg.machine;
+  c.memoryx = t.memoryx;
+  c.resume_from = t.resume_from;
+  c.retain_last_layer = t.retain_last_layer;
+  c.max_cycles = cfg.max_cycles;
+  return c;
 }
 
 }  // namespace wse

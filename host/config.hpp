@@ -8,6 +8,7 @@
 #include "fabric/geometry.hpp"
 #include "core/machine_spec.hpp"
 #include "core/errors.hpp"
+#include "cluster/cluster.hpp"
 #include "host/train_config.hpp"
 #include "kernels/kernel.hpp"
 
@@ -34,5 +35,7 @@ MachineSpec load_machine(const std::string& name_or_path);
 // Applies the machine fields present in `node` on top of `spec`; `where` prefixes errors.
 void apply_machine_fields(MachineSpec& spec, const YAML::Node& node, const std::string& where);
 RunConfig load_run_config(const std::filesystem::path& path);
+// The cluster a training config describes (kernel fc_train).
+ClusterConfig cluster_config(const RunConfig& cfg);
 
 }  // namespace wse

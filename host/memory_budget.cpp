@@ -51,7 +51,7 @@ MemoryEstimate estimate_run_memory(const RunConfig& cfg) {
     e.bytes = add_sat(e.bytes, bytes);
     e.detail += (e.detail.empty() ? "" : "; ") + what + ": " + format_bytes(bytes);
   };
-  if (cfg.kernel == "fc_train") {
+  if (kernel_kind(cfg.kernel, "config " + cfg.source.string()).training) {
     const TrainConfig& t = cfg.train;
     const uint64_t wafer = wafer_bytes(cfg.machine, cfg.mesh, cfg.mesh.tiles());
     part(mul_sat(wafer, t.num_csx), std::to_string(t.num_csx) + " wafer(s) of " + mesh_text(cfg.mesh) + " PEs");

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "host/dataset.hpp"
-#include "host/fc_trainer.hpp"
+#include "host/config.hpp"
 #include "fabric/partition.hpp"
 #include "host/memory_budget.hpp"
 #include "host/report.hpp"
@@ -77,7 +77,7 @@ struct LayerTrace : KernelObserver {
   RunHooks before_run(uint32_t w, size_t l, bool b, Wafer& wafer) override {
     if (done || w != 0 || l != layer || b != backward) return {};
     wafer.reset_counters();
-    rec = std::make_unique<ActivityRecorder>(wafer, ActivityMeta{FcTrainer::layer_name(l), opt.pass}, opt.interval);
+    rec = std::make_unique<ActivityRecorder>(wafer, ActivityMeta{Cluster::layer_name(l), opt.pass}, opt.interval);
     rec->trace_tasks(rect);
     return rec->hooks(opt.progress);
   }
@@ -100,7 +100,7 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt) 
   const TrainConfig& tc = cfg.train;
   size_t layer = tc.layers.size();
   for (size_t l = 0; l + 1 < tc.layers.size(); ++l)
-    if (opt.layer == FcTrainer::layer_name(l)) layer = l;
+    if (opt.layer == Cluster::layer_name(l)) layer = l;
   if (layer == tc.layers.size())
     throw UsageError("--layer '" + opt.layer + "': config " + cfg.source.string() + " has layers fc1 .. fc" +
                      std::to_string(tc.layers.size() - 1));
@@ -108,7 +108,7 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt) 
   if (data_info.count < tc.batch_size) throw UsageError("dataset in " + tc.data_dir.string() + " holds fewer samples than one batch");
   OutputDir out(opt.out, {"--out", opt.overwrite, false, opt.command});
   say_tracing(cfg, opt, opt.layer);
-  FcTrainer trainer(cfg, opt.threads);
+  Cluster trainer(cluster_config(cfg), opt.threads);
   TileRect rect = opt.rect.value_or(TileRect{0, 0, std::min(4u, trainer.grid_cols()), std::min(4u, trainer.grid_rows())});
   LayerTrace observer(cfg, opt, layer, opt.pass == "bwd", rect);
   trainer.set_observer(&observer);
@@ -119,14 +119,14 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt) 
   if (!observer.done) throw std::logic_error("trace: the traced kernel did not run");
   TraceResult r = std::move(observer.result);
   const size_t l = layer;
-  r.report["layer"] = {{"name", FcTrainer::layer_name(l)},
+  r.report["layer"] = {{"name", Cluster::layer_name(l)},
                        {"in", tc.layers[l]},
                        {"out", tc.layers[l + 1]},
                        {"pass", opt.pass},
                        {"stats", (opt.pass == "bwd" ? trainer.backward_stats() : trainer.forward_stats())[l].to_json()}};
   r.report["congestion"] = to_json(r.congestion);
   r.report["sram"] = to_json(r.sram);
-  finish_trace(r, opt, out, *observer.rec, FcTrainer::layer_name(l), rect);
+  finish_trace(r, opt, out, *observer.rec, Cluster::layer_name(l), rect);
   return r;
 }
 

@@ -27,6 +27,10 @@ struct TrainConfig {
   // scaled by loss_scale on the wafer and MemoryX divides it out.
   bool mixed = false;
   float loss_scale = 1.0f;
+  // The output layer's weights stay on the wafer between its forward and backward pass (the seed:
+  // "in practice, the weights of this output layer can be retained to save time"): no backward
+  // stream for it from MemoryX.
+  bool retain_last_layer = false;
   MemoryXConfig memoryx;
   SwarmXConfig swarmx;
 };

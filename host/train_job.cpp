@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -12,7 +13,7 @@
 #include "core/log.hpp"
 #include "fabric/partition.hpp"
 #include "host/dataset.hpp"
-#include "host/fc_trainer.hpp"
+#include "host/config.hpp"
 #include "host/interrupt.hpp"
 #include "io/output_dir.hpp"
 #include "io/output_file.hpp"
@@ -34,7 +35,7 @@ struct CheckpointDir {
   OutputDir* out = nullptr;  // --out
   fs::path dir;
 
-  fs::path save(FcTrainer& t, uint64_t step) {
+  fs::path save(Cluster& t, uint64_t step) {
     const std::string name = "step_" + std::to_string(step) + ".safetensors";
     if (dir.empty()) dir = own ? own->path() : out->subdir("checkpoints");
     const fs::path path = own ? own->entry(name) : dir / name;
@@ -97,6 +98,37 @@ nlohmann::json sparsity_json(const MemoryX& mx) {
           {"sparse_numel", numel},
           {"pruned", pruned},
           {"level", numel ? double(pruned) / double(numel) : 0.0}};
+}
+
+// Steps of report.json's timeline with every span and the whole critical path.
+constexpr uint64_t kFullTimelineSteps = 50;
+
+// The cluster around the wafers: its figures, and what each layer costs off the wafer.
+nlohmann::json cluster_json(const Cluster& c, const RunConfig& cfg) {
+  const MachineSpec& m = cfg.machine;
+  nlohmann::json layers = nlohmann::json::array();
+  for (size_t l = 0; l + 1 < cfg.train.layers.size(); ++l)
+    layers.push_back({{"name", Cluster::layer_name(l)},
+                      {"forward_stream_bytes", c.stream_bytes(l, StreamPass::Forward)},
+                      {"backward_stream_bytes", c.stream_bytes(l, StreamPass::Backward)},
+                      {"update_cycles", c.update_cycles(l)}});
+  nlohmann::json j = {{"swarmx_levels", c.swarmx_levels()},
+                      {"swarmx_fanout", m.swarmx_fanout},
+                      {"swarmx_latency_cycles", m.swarmx_latency_cycles},
+                      {"swarmx_link_bytes_per_cycle", m.swarmx_link_bytes_per_cycle},
+                      {"memoryx_bytes_per_cycle", m.memoryx_bytes_per_cycle},
+                      {"memoryx_update_bytes_per_cycle", m.memoryx_update_bytes_per_cycle},
+                      {"memoryx_latency_cycles", m.memoryx_latency_cycles},
+                      {"edge_buffer_bytes", m.edge_buffer_bytes},
+                      {"input_bytes_per_cycle", m.input_bytes_per_cycle},
+                      {"layers", layers}};
+  const size_t last = cfg.train.layers.size() - 2;
+  const uint64_t saved = c.stream_bytes(last, StreamPass::Backward);
+  j["retain_last_layer"] = {{"enabled", cfg.train.retain_last_layer},
+                            {"layer", Cluster::layer_name(last)},
+                            {"stream_bytes_per_step", cfg.train.retain_last_layer ? saved : 0},
+                            {"memoryx_link_cycles_per_step", cfg.train.retain_last_layer ? uint64_t(std::ceil(double(saved) / m.memoryx_bytes_per_cycle)) : 0}};
+  return j;
 }
 
 nlohmann::json init_json(const InitStats& s, const InitSettings& cfg) {
@@ -190,9 +222,11 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     if (tc.eval_samples) inspect_idx_dataset(tc.data_dir, "t10k");
   }
 
-  FcTrainer trainer(cfg, threads);  // compiles every layer: throws if one does not map
+  Cluster trainer(cluster_config(cfg), threads);  // compiles every layer: throws if one does not map
   const uint64_t init_rss = peak_rss_bytes();  // MemoryX initialized, wafers built, nothing streamed yet
-  const unsigned workers = Partition::workers_for(cfg.mesh, threads);
+  // Threads actually used: wafers side by side on the actor runtime's threads, each with its own mesh workers.
+  const unsigned wafer_workers = Partition::workers_for(cfg.mesh, trainer.wafer_threads());
+  const unsigned workers = trainer.runtime_threads() * wafer_workers;
   std::printf("wse: fc_train");
   for (size_t i = 0; i < tc.layers.size(); ++i) std::printf("%s%u", i ? " -> " : " ", tc.layers[i]);
   std::printf(" on %u wafer(s) of %ux%u PEs (%s), global batch %u, %s weights, %s, %u thread(s)\n", tc.num_csx,
@@ -271,7 +305,11 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     InterruptGuard guard;
     for (uint64_t s = first; s < end; ++s) {
       const uint32_t b = uint32_t(s % steps_per_epoch) * tc.batch_size;
-      StepResult r = trainer.train_step(&train.images[size_t(b) * train.features], &train.labels[b]);
+      // The next step's batch too, so the cluster can start on it before this step ends.
+      const bool more = s + 1 < end;
+      const uint32_t nb = uint32_t((s + 1) % steps_per_epoch) * tc.batch_size;
+      StepResult r = trainer.train_step(&train.images[size_t(b) * train.features], &train.labels[b],
+                                        more ? &train.images[size_t(nb) * train.features] : nullptr, more ? &train.labels[nb] : nullptr);
       wafer_cycles += r.cycles;
       losses.push_back(r.loss);
       if (s == first) first_loss_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
@@ -279,7 +317,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
       const uint64_t done = s + 1;
       if (done % tc.log_every == 0 || done == end) {
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::printf("  step %5llu  epoch %llu  loss %.4f  (%.2f s/step, %llu wafer cycles/step)\n", (unsigned long long)done,
+        std::printf("  step %5llu  epoch %llu  loss %.4f  (%.2f s/step, %llu cycles/step)\n", (unsigned long long)done,
                     (unsigned long long)(s / steps_per_epoch + 1), window_loss / window, secs / double(done - first),
                     (unsigned long long)(r.cycles));
         std::fflush(stdout);
@@ -314,6 +352,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   j["machine"] = cfg.machine.name;
   j["mesh"] = {{"width", trainer.grid_cols()}, {"height", trainer.grid_rows()}};
   j["threads"] = workers;
+  j["threads_detail"] = {{"wafers_at_once", trainer.runtime_threads()}, {"workers_per_wafer", wafer_workers}};
   j["num_csx"] = tc.num_csx;
   j["batch_size"] = tc.batch_size;
   j["first_step"] = first;
@@ -336,6 +375,17 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
                       {"forward", trainer.forward_stats()[l].to_json()},
                       {"backward", trainer.backward_stats()[l].to_json()}});
   j["layers"] = layers;
+  j["input"] = trainer.input_stats().to_json();
+  j["cluster"] = cluster_json(trainer, cfg);
+  // Per step: each actor's spans and the critical path (the step's cycles, segment by segment).
+  // The first 50 steps in full; after them, each step's cycles and where they went.
+  nlohmann::json timeline = nlohmann::json::array();
+  for (uint64_t st = first; st < first + steps_done; ++st) {
+    nlohmann::json t = trainer.step_timeline(st);
+    if (st >= first + kFullTimelineSteps) t.erase("spans"), t.erase("critical_path");
+    timeline.push_back(std::move(t));
+  }
+  j["timeline"] = timeline;
   j["loss_per_step"] = losses;
   j["checkpoint"] = last_checkpoint.string();
   std::string resume_command;

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "host/fc_trainer.hpp"
+#include "host/config.hpp"
 #include "kernels/gemv/gemv.hpp"
 #include "host/job.hpp"
 #include "host/report.hpp"
@@ -192,7 +192,7 @@ TEST(Determinism, SparseTrainingIsIdenticalAtAnyThreadCountAndInitParallelism) {
   auto run = [&](unsigned threads, uint32_t init_parallel) {
     RunConfig c = cfg;
     c.train.memoryx.init.max_parallel = init_parallel;
-    FcTrainer t(c, threads);
+    Cluster t(cluster_config(c), threads);
     Outcome o;
     for (int s = 0; s < 2; ++s) o.losses.push_back(t.train_step(x.data(), y.data()).loss);
     for (size_t l = 0; l < 2; ++l) o.stats.push_back(t.forward_stats()[l].to_json()), o.stats.push_back(t.backward_stats()[l].to_json());

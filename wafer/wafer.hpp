@@ -55,6 +55,12 @@ class Wafer {
   // Counts sleeping routers' backpressure and open send stalls up to `cycle`.
   void settle(Cycle cycle);
   Cycle clock() const { return clock_; }
+  // The wafer waits, quiet, until `cycle` (for what comes from off the wafer); no-op if past it.
+  void idle_until(Cycle cycle) {
+    if (cycle <= clock_) return;
+    settle(cycle);
+    clock_ = cycle;
+  }
 
   // The cycle engine's view of the tiles.
   void seed(const Block& b, Scheduler& s);

@@ -88,20 +88,36 @@ std::vector<SharedBuffer> encode_weight_streams(const LayerView& layer, uint64_t
   return out;
 }
 
-DecodedStream decode_weight_stream(const Buffer& buffer, const std::string& what, const WeightStreamExpectation* expect) {
+namespace {
+
+// The verifier, then the meaning checks; the buffer's table once both have passed.
+const fb::WeightStream* checked(const Buffer& buffer, const std::string& what, const WeightStreamExpectation* expect) {
   flatbuffers::Verifier verifier(buffer.data(), buffer.size());
   if (buffer.size() < 8 || !fb::WeightStreamBufferHasIdentifier(buffer.data()) || !fb::VerifyWeightStreamBuffer(verifier))
     throw UsageError(what + ": not a valid WeightStream buffer (" + std::to_string(buffer.size()) +
                      " bytes failed the FlatBuffers verifier: corrupt or truncated)");
   const fb::WeightStream* ws = fb::GetWeightStream(buffer.data());
   const auto* payload = ws->payload();
-  const uint32_t n = payload ? payload->size() : 0;
   WeightStreamFields f;
   f.layer_index = ws->layer_index(), f.rows = ws->rows(), f.cols = ws->cols(), f.column = ws->column();
   f.row_begin = ws->row_begin(), f.row_end = ws->row_end(), f.nonzeros = ws->nonzeros(), f.step = ws->step();
   f.pass = int(ws->pass()), f.encoding = int(ws->encoding());
-  f.payload = payload ? payload->data() : nullptr, f.payload_size = n;
+  f.payload = payload ? payload->data() : nullptr, f.payload_size = payload ? payload->size() : 0;
   validate_weight_stream(f, what, expect);  // meaning, not only layout: wire/stream_validation.hpp
+  return ws;
+}
+
+}  // namespace
+
+uint64_t check_weight_stream(const Buffer& buffer, const std::string& what, const WeightStreamExpectation* expect) {
+  const fb::WeightStream* ws = checked(buffer, what, expect);
+  return (ws->payload() ? ws->payload()->size() : 0) + 1;
+}
+
+DecodedStream decode_weight_stream(const Buffer& buffer, const std::string& what, const WeightStreamExpectation* expect) {
+  const fb::WeightStream* ws = checked(buffer, what, expect);
+  const auto* payload = ws->payload();
+  const uint32_t n = payload ? payload->size() : 0;
   DecodedStream d;
   d.column = ws->column();
   d.layer_index = ws->layer_index();
@@ -111,7 +127,7 @@ DecodedStream decode_weight_stream(const Buffer& buffer, const std::string& what
   d.slice_end = ws->row_end();
   d.pass = StreamPass(ws->pass());
   d.encoding = StreamEncoding(ws->encoding());
-  d.weights = f.nonzeros;
+  d.weights = ws->nonzeros();
   d.words.reserve(n + 1);
   d.words.push_back(d.weights);
   if (payload) d.words.insert(d.words.end(), payload->begin(), payload->end());

@@ -61,6 +61,9 @@ struct WeightStreamExpectation;  // wire/stream_validation.hpp
 // what the reading model expects, when given): a corrupt, truncated or contradictory buffer is a
 // UsageError naming `what` and the field.
 DecodedStream decode_weight_stream(const Buffer& buffer, const std::string& what, const WeightStreamExpectation* expect = nullptr);
+// The same checks without copying the words out (a SwarmX node forwarding the buffer): returns
+// the words the stream puts onto the fabric (its header word included).
+uint64_t check_weight_stream(const Buffer& buffer, const std::string& what, const WeightStreamExpectation* expect = nullptr);
 
 // Number of wavelets a slice's weights take (kept positions when sparse, pairs when DenseHalf).
 uint64_t stream_words(const LayerView& layer, StreamPass pass, StreamEncoding encoding, StreamSlice slice);

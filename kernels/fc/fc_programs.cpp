@@ -138,7 +138,11 @@ void finish_row(PeContext& ctx) {
 // main thread works through the weights.
 void forward_start(PeContext& ctx) {
   FcVars& v = vars(ctx);
-  if (east_most(v)) return;
+  if (east_most(v)) {
+    // The ones row of the next layer's input (it multiplies that layer's bias).
+    if (!v.last_layer) act_move(ctx, v, act_mem(v, v.x_next, v.ns * v.br, v.br), v.mixed ? scalar_f16(1.0f) : scalar_f32(1.0f));
+    return;
+  }
   if (!v.last_layer) {
     if (!v.ns) return;
     const uint32_t n = v.ns * v.br;
@@ -239,6 +243,25 @@ void backward_start(PeContext& ctx) {
   act_move(ctx, v, act_mem(v, v.dz_prev, 0, total), fabin(kDzColour, total), {.async = true});
 }
 
+// ---- input ----
+
+void input_start(PeContext& ctx) {
+  FcVars& v = vars(ctx);
+  const uint32_t n = v.kn * v.br;
+  if (n) act_move(ctx, v, act_mem(v, v.x, 0, n), fabin(kInputColour, n));
+  if (!east_most(v)) return;
+  ctx.fmovs(mem1d(v.labels, v.br), fabin(kInputColour, v.br));  // class labels: a plain copy keeps every bit
+  act_move(ctx, v, act_mem(v, v.x, n, v.br), v.mixed ? scalar_f16(1.0f) : scalar_f32(1.0f));
+}
+
+Program make_input() {
+  Program p;
+  p.name = "fc_input";
+  p.start_task = p.local(input_start, "start");
+  p.block(kInputColour);
+  return p;
+}
+
 Program make_forward() {
   Program p;
   p.name = "fc_forward";
@@ -262,6 +285,10 @@ Program make_backward() {
 
 }  // namespace
 
+const Program& fc_input_program() {
+  static const Program p = make_input();
+  return p;
+}
 const Program& fc_forward_program() {
   static const Program p = make_forward();
   return p;

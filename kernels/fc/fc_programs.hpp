@@ -35,6 +35,7 @@ inline constexpr Colour kWeightColour = 0;
 inline constexpr Colour kBroadcastColour = 3;  // activations west, filtered to each PE's N-slice
 inline constexpr Colour kLossColour = 6;
 inline constexpr Colour kDzColour = 7;         // dZ west, whole
+inline constexpr Colour kInputColour = 8;      // the batch from the input worker, east along each row
 inline Colour chain_colour(uint32_t column) { return Colour(1 + column % 2); }
 inline Colour dw_colour(uint32_t row) { return Colour(4 + row % 2); }
 
@@ -68,7 +69,14 @@ struct FcVars {
   uint32_t dw_fill = 0, dw_cur = 0, dw_sending = 0, dw_pending = 0, dw_pending_len = 0, weights_done = 0;
 };
 
-// The shared programs (one per pass); every PE of the grid runs them.
+// The shared programs (one per pass, and one that takes a step's batch in); every PE of the
+// grid runs them.
+//
+// Input: the input worker's words enter each row at its west edge on colour 8 and pass east;
+// each PE's router filter hands it its own K-slice of the batch (feature-major, fp16 in mixed
+// precision, one value per wavelet), which one @fmovs / @fmovh takes into SRAM; the east-most PE
+// then also takes the row's labels and writes the ones row that multiplies the bias.
+const Program& fc_input_program();
 const Program& fc_forward_program();
 const Program& fc_backward_program();
 

@@ -1,0 +1,41 @@
+#pragma once
+// The order a step's work runs in, which MemoryX and every wafer agree on without asking: the
+// batch in, the forward passes layer by layer, then (training) the backward passes from the last
+// layer down. MemoryX streams each pass's weights in that order, except the last layer's backward
+// pass when its weights stay on the wafer (retain_last_layer). Evaluation steps run forward only
+// and have ids of their own, so they never collide with training steps.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "wire/weight_stream.hpp"
+
+namespace wse {
+
+inline constexpr uint64_t kEvalStepBase = uint64_t(1) << 48;
+inline bool is_eval_step(uint64_t step) { return step >= kEvalStepBase; }
+inline std::string step_label(uint64_t step) {
+  return is_eval_step(step) ? "evaluation batch " + std::to_string(step - kEvalStepBase) : "step " + std::to_string(step);
+}
+
+struct PassKey {
+  uint32_t layer = 0;
+  bool backward = false;
+  bool operator==(const PassKey&) const = default;
+};
+
+inline std::string pass_label(PassKey k, const std::string& layer_name) { return layer_name + (k.backward ? " bwd" : " fwd"); }
+
+// The passes a wafer runs in a step, in order.
+inline std::vector<PassKey> step_passes(size_t layers, bool eval) {
+  std::vector<PassKey> p;
+  for (size_t l = 0; l < layers; ++l) p.push_back({uint32_t(l), false});
+  if (!eval)
+    for (size_t l = layers; l-- > 0;) p.push_back({uint32_t(l), true});
+  return p;
+}
+
+// Whether MemoryX streams this pass's weights (the retained last layer's backward pass it does not).
+inline bool streamed(PassKey k, size_t layers, bool retain_last_layer) { return !(k.backward && retain_last_layer && k.layer + 1 == layers); }
+
+}  // namespace wse

@@ -1,0 +1,147 @@
+#include "cluster/swarmx_node.hpp"
+
+#include <algorithm>
+
+#include "cluster/step_plan.hpp"
+#include "core/errors.hpp"
+#include "wire/control_message.hpp"
+#include "wire/gradient_stream.hpp"
+#include "wire/stream_validation.hpp"
+
+namespace wse {
+
+namespace {
+enum Kind { Gradient = 0, LossKind = 1, Credit = 2 };
+}
+
+std::string SwarmXNode::waiting_on() const {
+  std::string w;
+  for (const auto& [key, got] : waiting_) {
+    size_t have = 0;
+    for (const Message& m : got) have += !m.payload.empty();
+    const char* what = std::get<0>(key) == Gradient ? "gradients" : std::get<0>(key) == LossKind ? "losses" : "pass starts";
+    w += (w.empty() ? "" : "; ") + std::string(what) + " of " + step_label(std::get<1>(key)) + " from " + std::to_string(have) + " of " +
+         std::to_string(children_.size()) + " children";
+  }
+  return w;
+}
+
+void SwarmXNode::receive(const Message& m) {
+  auto it = std::find(children_.begin(), children_.end(), m.from);
+  if (it == children_.end()) from_parent(m);
+  else from_child(m, size_t(it - children_.begin()));
+}
+
+void SwarmXNode::from_parent(const Message& m) {
+  const std::string label = m.kind == MessageKind::WeightStream ? pass_label({m.layer, m.backward}, shape_.layers.at(m.layer).name) : "";
+  if (m.kind == MessageKind::WeightStream) {
+    // Checked on the way (the verifier and the stream's meaning), never copied.
+    for (size_t c = 0; c < m.payload.size(); ++c) check_weight_stream(*m.payload[c], about(m, "WeightStream column " + std::to_string(c)));
+  } else if (m.kind == MessageKind::Control) {
+    const ControlExpectation e{ControlKind::StreamResume, uint32_t(shape_.layers.size()), 0};
+    decode_control(*m.payload.at(0), about(m, "control message"), &e);
+  } else {
+    throw UsageError(about(m, message_kind_name(m.kind)) + ": not a message SwarmX broadcasts (WeightStream, StreamResume)");
+  }
+  const SpanId s = next_span();
+  Cycle end = m.arrive;
+  for (LinkId l : down_) {
+    Message& o = send(l, m.kind, m.step, m.bytes, m.payload, m.arrive, s, 0, m.last, m.bytes_per_cycle);
+    o.total_bytes = m.total_bytes, o.layer = m.layer, o.backward = m.backward;
+    o.cause_end = o.last;
+    end = std::max(end, o.last);
+  }
+  const std::string what = m.kind == MessageKind::WeightStream ? "broadcast " + label : "broadcast the rest of a stream";
+  span(what, m.step, m.arrive, end, latest_cause({{m.cause, m.cause_end}}, end));
+}
+
+void SwarmXNode::from_child(const Message& m, size_t child) {
+  int kind;
+  uint32_t layer = 0;
+  bool backward = false;
+  if (m.kind == MessageKind::GradientStream) {
+    kind = Gradient, layer = m.layer;
+  } else if (m.kind == MessageKind::Control) {
+    const ControlMessage c = decode_control(*m.payload.at(0), about(m, "control message"));
+    if (c.kind == ControlKind::Loss) kind = LossKind;
+    else if (c.kind == ControlKind::StreamCredit) kind = Credit, layer = c.layer_index, backward = c.pass == StreamPass::Backward;
+    else throw UsageError(about(m, control_kind_name(c.kind)) + ": not a message SwarmX reduces (GradientStream, Loss, StreamCredit)");
+  } else {
+    throw UsageError(about(m, message_kind_name(m.kind)) + ": not a message SwarmX reduces (GradientStream, Loss, StreamCredit)");
+  }
+  std::vector<Message>& got = waiting_[{kind, m.step, layer, backward}];
+  got.resize(children_.size());
+  if (!got[child].payload.empty())
+    throw UsageError(about(m, message_kind_name(m.kind)) + ": a second one from the same child for the same step and layer");
+  got[child] = m;
+  for (const Message& g : got)
+    if (g.payload.empty()) return;
+  std::vector<Message> all = std::move(got);
+  waiting_.erase({kind, m.step, layer, backward});
+  if (kind == Gradient) reduce_gradients(m.step, layer, all);
+  else if (kind == LossKind) reduce_losses(m.step, all);
+  else reduce_credits(m.step, layer, backward, all);
+}
+
+void SwarmXNode::reduce_gradients(uint64_t step, uint32_t layer, std::vector<Message>& got) {
+  if (layer >= shape_.layers.size()) throw UsageError(about(got[0], "GradientStream") + ": layer " + std::to_string(layer) + " is not in the model");
+  const ClusterShape::Layer& shape = shape_.layers[layer];
+  const GradientStreamExpectation expect{layer, shape.rows, shape.cols, shape_.wafers, step};
+  GradientMessage sum;
+  Cycle first = kNever, ready = 0, last = 0;
+  CauseCandidate latest;
+  for (size_t i = 0; i < got.size(); ++i) {
+    GradientMessage g = decode_gradient_stream(*got[i].payload.at(0), about(got[i], "GradientStream of " + shape.name), &expect);
+    if (i == 0) {
+      sum = std::move(g);
+    } else {
+      if (g.sparse != sum.sparse || g.indices != sum.indices || g.values.size() != sum.values.size())
+        throw UsageError(about(got[i], "GradientStream of " + shape.name) + ": its positions differ from " + actor_name(got[0].from) +
+                         "'s (every wafer streams the same mask)");
+      for (size_t k = 0; k < sum.values.size(); ++k) sum.values[k] += g.values[k];  // in child order, as the tree adds
+    }
+    first = std::min(first, got[i].arrive);
+    ready = std::max(ready, got[i].arrive), last = std::max(last, got[i].last);
+    if (got[i].cause != kNoSpan && got[i].cause_end >= latest.end) latest = {got[i].cause, got[i].cause_end};
+  }
+  const SharedBuffer buf = encode_gradient_stream(sum);
+  Message& o = send(up_, MessageKind::GradientStream, step, buf->size(), {buf}, ready, next_span(), 0, last);
+  o.layer = layer;
+  o.cause_end = o.last;
+  span("reduce " + shape.name, step, first, o.last, latest_cause({latest}, o.last));
+}
+
+void SwarmXNode::reduce_losses(uint64_t step, std::vector<Message>& got) {
+  const ControlExpectation e{ControlKind::Loss, 0, shape_.wafers};
+  ControlMessage sum;
+  Cycle ready = 0;
+  CauseCandidate latest;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const ControlMessage c = decode_control(*got[i].payload.at(0), about(got[i], "Loss"), &e);
+    if (i == 0) sum = c;
+    else sum.loss_sum += c.loss_sum, sum.correct += c.correct, sum.samples += c.samples, sum.wafers += c.wafers;
+    ready = std::max(ready, got[i].arrive);
+    if (got[i].cause != kNoSpan && got[i].cause_end >= latest.end) latest = {got[i].cause, got[i].cause_end};
+  }
+  const SharedBuffer buf = encode_control(sum);
+  send(to_user_ ? *to_user_ : up_, MessageKind::Control, step, buf->size(), {buf}, ready, latest.span, latest.end);
+}
+
+void SwarmXNode::reduce_credits(uint64_t step, uint32_t layer, bool backward, std::vector<Message>& got) {
+  const ControlExpectation e{ControlKind::StreamCredit, uint32_t(shape_.layers.size()), 0};
+  ControlMessage c;
+  Cycle ready = 0;
+  CauseCandidate latest;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const ControlMessage one = decode_control(*got[i].payload.at(0), about(got[i], "StreamCredit"), &e);
+    if (i == 0) c = one;
+    c.started = std::max(c.started, one.started);
+    ready = std::max(ready, got[i].arrive);
+    if (got[i].cause != kNoSpan && got[i].cause_end >= latest.end) latest = {got[i].cause, got[i].cause_end};
+  }
+  (void)layer, (void)backward;
+  const SharedBuffer buf = encode_control(c);
+  send(up_, MessageKind::Control, step, buf->size(), {buf}, ready, latest.span, latest.end);
+}
+
+}  // namespace wse

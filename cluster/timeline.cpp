@@ -1,0 +1,42 @@
+#include "cluster/timeline.hpp"
+
+#include <algorithm>
+
+namespace wse {
+
+SpanId latest_cause(std::initializer_list<CauseCandidate> candidates, Cycle span_end) {
+  SpanId best = kNoSpan;
+  Cycle best_end = 0;
+  for (const CauseCandidate& c : candidates) {
+    if (c.span == kNoSpan || c.end > span_end) continue;
+    if (best == kNoSpan || c.end > best_end) best = c.span, best_end = c.end;
+  }
+  return best;
+}
+
+std::vector<CriticalSegment> Timeline::critical_path(SpanId last, Cycle boundary) const {
+  std::vector<CriticalSegment> path;
+  for (SpanId id = last; id != kNoSpan;) {
+    const Span& s = span(id);
+    if (s.end <= boundary) break;
+    path.push_back({actor(id), s.what, boundary, s.end});
+    id = s.cause;
+  }
+  std::reverse(path.begin(), path.end());
+  // Each segment starts where the one before it ended (the first at the boundary).
+  for (size_t i = 1; i < path.size(); ++i) path[i].from = path[i - 1].to;
+  return path;
+}
+
+nlohmann::json Timeline::spans_json(uint64_t step) const {
+  nlohmann::json j = nlohmann::json::object();
+  for (const ActorTimeline* a : actors_) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const Span& s : a->spans)
+      if (s.step == step) list.push_back({s.what, s.start, s.end});
+    if (!list.empty()) j[a->actor] = std::move(list);
+  }
+  return j;
+}
+
+}  // namespace wse

@@ -1,0 +1,258 @@
+#include "kernels/fc/fc_layout.hpp"
+
+#include <algorithm>
+
+#include "core/errors.hpp"
+#include "pe/sram.hpp"
+
+namespace wse {
+
+// ---- the SRAM plan ----
+
+void FcSramSteps::step_start() {
+  alloc(name(0, "x"), ks(0) * g.br * act());
+  if (g.east()) alloc("labels", g.br * 4);
+}
+
+void FcSramSteps::forward(size_t l) {
+  alloc("acc", n_out(l) * g.br * 4);
+  if (l != last()) {
+    alloc(name(l + 1, "x"), ks(l + 1) * g.br * act());
+    if (mixed && !g.east() && ns(l)) alloc("stage", ns(l) * g.br * 4);
+  } else {
+    alloc(name(l, "dz"), n_out(l) * g.br * act());
+    if (g.east()) alloc("out", 2 * g.br * 4);
+  }
+}
+
+void FcSramSteps::after_forward(size_t l) {
+  free("acc");
+  free("stage");
+  if (l == last()) free("out");
+}
+
+void FcSramSteps::backward(size_t l) {
+  alloc("dwp", 2 * kDwBlock * 4);
+  if (l > 0) {
+    alloc("acc", kn(l) * g.br * 4);
+    alloc(name(l - 1, "dz"), k_in(l) * g.br * act());
+  }
+}
+
+void FcSramSteps::after_backward(size_t l) {
+  for (const char* n : {"acc", "dwp"}) free(n);
+  free(name(l, "dz"));
+  free(name(l, "x"));
+  if (l == 0 && g.east()) free("labels");
+}
+
+void FcSramSteps::after_eval() {
+  free(name(last(), "dz"));
+  for (size_t l = 0; l <= last(); ++l) free(name(l, "x"));
+  if (g.east()) free("labels");
+}
+
+void FcSramSteps::whole_step() {
+  step_start();
+  for (size_t l = 0; l <= last(); ++l) forward(l), after_forward(l);
+  for (size_t l = last() + 1; l-- > 0;) backward(l), after_backward(l);
+}
+
+// ---- the layout ----
+
+FcLayout::FcLayout(const FcModel& model, MeshShape mesh, const MachineSpec& machine) : model_(model) {
+  const std::string& where = model.where;
+  if (model.layers.size() < 2) throw ConfigError(where + ": field 'model.layers': need at least an input and an output size");
+  if (model.num_csx == 0 || model.batch_size % model.num_csx)
+    throw ConfigError(where + ": field 'training.batch_size': " + std::to_string(model.batch_size) + " does not split evenly over num_csx = " +
+                      std::to_string(model.num_csx) + " wafers");
+  batch_per_wafer_ = model.batch_size / model.num_csx;
+  q_ = mesh.width;
+  p_ = mesh.height;
+  if (p_ > batch_per_wafer_)
+    throw ConfigError(where + ": the mesh has " + std::to_string(p_) + " PE rows but each wafer gets only " + std::to_string(batch_per_wafer_) +
+                      " samples (batch_size / num_csx); every PE row needs at least one: use mesh.height <= " + std::to_string(batch_per_wafer_));
+  rows_ = {batch_per_wafer_, p_};
+  for (uint32_t f : model.layers) features_.push_back({f, q_});
+  if (model.encoding == StreamEncoding::Sparse) {
+    for (size_t l = 0; l + 1 < model.layers.size(); ++l) {
+      uint64_t positions = 0;  // both passes stream a column's K-slice rows
+      for (uint32_t c = 0; c < q_; ++c)
+        positions = std::max(positions, uint64_t(features_[l].size(c) + (c + 1 == q_ ? 1 : 0)) * model.layers[l + 1]);
+      if (positions > 65536)
+        throw ConfigError(where + ": layer " + layer_name(l) + " (" + std::to_string(model.layers[l]) + " -> " + std::to_string(model.layers[l + 1]) +
+                          "): a column's weight slice has " + std::to_string(positions) +
+                          " positions, beyond the 16-bit index of a sparse wavelet; use more PE columns (mesh.width)");
+    }
+  }
+  check_sram_plan(machine.sram_bytes_per_pe);
+}
+
+std::vector<StreamSlice> FcLayout::stream_slices(size_t l) const {
+  std::vector<StreamSlice> slices;
+  for (uint32_t c = 0; c < q_; ++c)
+    slices.push_back({features_[l].begin(c), features_[l].begin(c) + features_[l].size(c) + (c + 1 == q_ ? 1 : 0)});
+  return slices;
+}
+
+uint64_t FcLayout::input_words(uint32_t r) const {
+  return uint64_t(model_.layers[0]) * rows_.size(r) + rows_.size(r);  // features, then the east-most PE's labels
+}
+
+void FcLayout::check_sram_plan(uint32_t capacity) const {
+  auto peak = [&](uint32_t r, uint32_t c, uint32_t br) -> std::pair<bool, std::string> {
+    NameTable names;
+    Sram sram;
+    sram.bind(nullptr, capacity);
+    FcGeom g = geom(r, c);
+    g.br = br;
+    FcSramSteps steps = sram_steps(g, [&](const std::string& n, uint32_t bytes) { sram.allocate({c, r}, names, names.intern(n), bytes); },
+                                   [&](const std::string& n) { sram.free(names.intern(n)); });
+    try {
+      sram.allocate({c, r}, names, names.intern("vars"), sizeof(FcVars));
+      steps.whole_step();
+    } catch (const PeError& e) {
+      return {false, e.what()};
+    }
+    return {true, ""};
+  };
+  for (uint32_t r = 0; r < p_; ++r) {
+    for (uint32_t c : {0u, q_ / 2, q_ - 1}) {  // the column classes: first, middle, east-most
+      auto [ok, why] = peak(r, c, rows_.size(r));
+      if (ok) continue;
+      uint32_t fits = 0;
+      for (uint32_t br = rows_.size(r); br-- > 1;)
+        if (peak(r, c, br).first) {
+          fits = br;
+          break;
+        }
+      throw ConfigError(model_.where + ": the model does not fit PE SRAM: " + why +
+                        (fits ? "; it would fit with at most " + std::to_string(fits) + " samples per PE row, i.e. batch_size <= " +
+                                    std::to_string(uint64_t(fits) * p_ * model_.num_csx) + " on this mesh, or with more PE rows (mesh.height)"
+                              : "; even one sample per PE row does not fit: use more PE columns (mesh.width)"));
+    }
+  }
+}
+
+const std::vector<FcColourUse>& FcLayout::colour_map() {
+  static const std::vector<FcColourUse> map = {
+      {kWeightColour, "weights, north ingress -> down each column (multicast to every PE)"},
+      {1, "east from even columns: forward partial sums; backward, the gathered dZ slices"},
+      {2, "east from odd columns: forward partial sums; backward, the gathered dZ slices"},
+      {kBroadcastColour, "east-most PE -> west along the row: activations, each PE's filter keeps its N-slice"},
+      {4, "dW partial sums south from even rows, one per streamed weight"},
+      {5, "dW partial sums south from odd rows, one per streamed weight"},
+      {kLossColour, "loss and prediction per sample, east-most PE -> east egress"},
+      {kDzColour, "east-most PE -> west along the row: dZ, whole"},
+      {kInputColour, "input worker -> west ingress -> east along the row: each PE's filter keeps its K-slice of the batch, the east-most also the labels"}};
+  return map;
+}
+
+void FcLayout::build(Wafer& wafer) const {
+  Mesh& m = wafer.mesh();
+  for (uint32_t r = 0; r < p_; ++r) {
+    for (uint32_t c = 0; c < q_; ++c) {
+      Route wr = Route::make(Dir::North, {Dir::Ramp});
+      if (r + 1 < p_) wr.tx |= bit(Dir::South);
+      m.set_route({c, r}, kWeightColour, wr);
+      if (c + 1 < q_) m.set_route({c, r}, chain_colour(c), Route::make(Dir::Ramp, {Dir::East}));
+      if (c > 0) m.set_route({c, r}, chain_colour(c - 1), Route::make(Dir::West, {Dir::Ramp}));
+      if (q_ > 1) {
+        for (Colour bc : {kBroadcastColour, kDzColour}) {
+          if (c + 1 == q_) m.set_route({c, r}, bc, Route::make(Dir::Ramp, {Dir::West}));
+          else if (c > 0) m.set_route({c, r}, bc, Route::make(Dir::East, {Dir::Ramp, Dir::West}));
+          else m.set_route({c, r}, bc, Route::make(Dir::East, {Dir::Ramp}));
+        }
+      }
+      m.set_route({c, r}, dw_colour(r), Route::make(Dir::Ramp, {Dir::South}));
+      if (r > 0) m.set_route({c, r}, dw_colour(r - 1), Route::make(Dir::North, {Dir::Ramp}));
+      if (c + 1 == q_) m.set_route({c, r}, kLossColour, Route::make(Dir::Ramp, {Dir::East}));
+      Route in = Route::make(Dir::West, {Dir::Ramp});
+      if (c + 1 < q_) in.tx |= bit(Dir::East);
+      m.set_route({c, r}, kInputColour, in);
+      wafer.load({c, r}, &fc_forward_program());
+      if (wafer.allocate({c, r}, "vars", sizeof(FcVars)).offset != 0) throw std::logic_error("vars not at offset 0");
+    }
+  }
+  // Ports in a fixed order: weights north (one per column), inputs west (one per row); dW south
+  // (one per column), loss east (one per row).
+  for (uint32_t c = 0; c < q_; ++c) m.add_ingress({c, 0}, Dir::North);
+  for (uint32_t r = 0; r < p_; ++r) m.add_ingress({0, r}, Dir::West);
+  for (uint32_t c = 0; c < q_; ++c) m.add_egress({c, p_ - 1}, Dir::South);
+  for (uint32_t r = 0; r < p_; ++r) m.add_egress({q_ - 1, r}, Dir::East);
+}
+
+FcVars FcLayout::vars(FcGeom g, size_t l, bool backward) const {
+  FcVars v;
+  const size_t last = layer_count() - 1;
+  v.br = g.br, v.row = g.r, v.col = g.c, v.p = p_, v.q = q_;
+  v.n_out = model_.layers[l + 1], v.k_in = model_.layers[l];
+  v.k0 = features_[l].begin(g.c), v.kn = features_[l].size(g.c), v.ks = v.kn + (g.east() ? 1 : 0);
+  v.n0 = features_[l + 1].begin(g.c), v.ns = features_[l + 1].size(g.c);
+  v.global_batch = model_.batch_size;
+  v.loss_scale = model_.loss_scale;
+  v.last_layer = l == last;
+  v.backward = backward;
+  v.has_dx = backward && l > 0;
+  v.mixed = model_.mixed;
+  v.encoding = uint8_t(model_.encoding);
+  return v;
+}
+
+nlohmann::json FcLayout::mesh_program(const Mesh& m, uint32_t sram_bytes) const {
+  nlohmann::json j;
+  j["mesh"] = {{"width", q_}, {"height", p_}};
+  j["num_csx"] = model_.num_csx;
+  j["batch_per_wafer"] = batch_per_wafer_;
+  nlohmann::json rows = nlohmann::json::array();
+  for (uint32_t r = 0; r < p_; ++r) rows.push_back({{"row", r}, {"batch_begin", rows_.begin(r)}, {"batch_rows", rows_.size(r)}});
+  j["placement"]["rows"] = rows;
+  nlohmann::json layers = nlohmann::json::array();
+  for (size_t l = 0; l < layer_count(); ++l) {
+    nlohmann::json cols = nlohmann::json::array();
+    for (uint32_t c = 0; c < q_; ++c)
+      cols.push_back({{"column", c},
+                      {"k_begin", features_[l].begin(c)},
+                      {"k_rows", features_[l].size(c) + (c + 1 == q_ ? 1 : 0)},
+                      {"n_begin", features_[l + 1].begin(c)},
+                      {"n_cols", features_[l + 1].size(c)}});
+    layers.push_back({{"name", layer_name(l)}, {"in", model_.layers[l]}, {"out", model_.layers[l + 1]}, {"columns", cols}});
+  }
+  j["layers"] = layers;
+  nlohmann::json colours = nlohmann::json::array();
+  for (const FcColourUse& u : colour_map()) colours.push_back({{"colour", u.colour}, {"carries", u.carries}});
+  j["colours"] = colours;
+  nlohmann::json routes = nlohmann::json::array();
+  for (TileId t = 0; t < m.shape().tiles(); ++t) {
+    const Router* r = m.router(t);
+    if (!r) continue;
+    Coord c = m.shape().coord(t);
+    for (const Lane& lane : r->lanes) {
+      std::vector<std::string> tx;
+      for (int d = 0; d < kDirs; ++d)
+        if (lane.tx & bit(Dir(d))) tx.push_back(dir_name(Dir(d)));
+      routes.push_back({{"x", c.x}, {"y", c.y}, {"colour", lane.colour}, {"rx", dir_name(lane.rx)}, {"tx", tx}});
+    }
+  }
+  j["routes"] = routes;
+  // The SRAM plan: each PE's peak over one training step.
+  nlohmann::json plan = nlohmann::json::array();
+  uint32_t worst = 0;
+  for (uint32_t r = 0; r < p_; ++r) {
+    for (uint32_t c = 0; c < q_; ++c) {
+      NameTable names;
+      Sram sram;
+      sram.bind(nullptr, sram_bytes);
+      sram.allocate({c, r}, names, names.intern("vars"), sizeof(FcVars));
+      FcSramSteps steps = sram_steps(geom(r, c), [&](const std::string& n, uint32_t bytes) { sram.allocate({c, r}, names, names.intern(n), bytes); },
+                                     [&](const std::string& n) { sram.free(names.intern(n)); });
+      steps.whole_step();
+      worst = std::max(worst, sram.high_water());
+      plan.push_back({{"x", c}, {"y", r}, {"peak_bytes", sram.high_water()}});
+    }
+  }
+  j["sram_plan"] = {{"capacity_bytes", sram_bytes}, {"peak_bytes_max", worst}, {"per_pe", plan}};
+  return j;
+}
+
+}  // namespace wse
