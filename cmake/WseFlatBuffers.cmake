@@ -1,5 +1,6 @@
 # wse_flatbuffers(<target> <schema.fbs>...): runs flatc at build time and gives <target>, an
-# interface library whose include path holds the generated <name>_generated.h headers.
+# interface library whose include path holds the generated <name>_generated.h headers (under
+# schemas/ in the build tree; installed to ${WSE_INSTALL_INCLUDEDIR}/schemas with the schemas).
 find_package(FlatBuffers REQUIRED)
 find_program(FLATC_EXECUTABLE flatc REQUIRED)
 
@@ -20,6 +21,9 @@ function(wse_flatbuffers target)
   add_custom_target(${target}_generate DEPENDS ${headers})
   add_library(${target} INTERFACE)
   add_dependencies(${target} ${target}_generate)
-  target_include_directories(${target} INTERFACE ${PROJECT_BINARY_DIR}/generated)
+  target_include_directories(${target} INTERFACE $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/generated>)
   target_link_libraries(${target} INTERFACE flatbuffers::flatbuffers)
+  if(WSE_INSTALL_INCLUDEDIR)
+    install(FILES ${headers} ${ARGN} DESTINATION ${WSE_INSTALL_INCLUDEDIR}/schemas)
+  endif()
 endfunction()

@@ -1,0 +1,76 @@
+# cmake -DWSE_SOURCE_DIR=<tree> -DWSE_ROOMS_FILE=<build>/wse_rooms.cmake -P cmake/WseCheckLayering.cmake
+#
+# Fails when a file of a room includes a header of a room it may not use. The graph comes from the
+# rooms' wse_room() declarations (cmake/WseRooms.cmake writes it at configure time): WSE_ROOMS,
+# and WSE_ROOM_ALLOWED_<room> for each. Every #include "x/..." or <x/...> whose first path
+# component x is a room is checked; "../x/..." counts as x. Folders that are not rooms (tests/,
+# benchmarks/, fuzz/) are not scanned. No Python: CMake only.
+cmake_minimum_required(VERSION 3.25)
+foreach(v WSE_SOURCE_DIR WSE_ROOMS_FILE)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "usage: cmake -DWSE_SOURCE_DIR=<tree> -DWSE_ROOMS_FILE=<wse_rooms.cmake> -P ${CMAKE_CURRENT_LIST_FILE}")
+  endif()
+endforeach()
+include(${WSE_ROOMS_FILE})
+
+set(include_re "^[ \t]*#[ \t]*include[ \t]*[\"<]([^\">]+)[\">]")
+set(violations 0)
+set(files_checked 0)
+foreach(room ${WSE_ROOMS})
+  file(GLOB_RECURSE files LIST_DIRECTORIES false
+       ${WSE_SOURCE_DIR}/${room}/*.hpp ${WSE_SOURCE_DIR}/${room}/*.h ${WSE_SOURCE_DIR}/${room}/*.hh
+       ${WSE_SOURCE_DIR}/${room}/*.cpp ${WSE_SOURCE_DIR}/${room}/*.cc ${WSE_SOURCE_DIR}/${room}/*.ipp
+       ${WSE_SOURCE_DIR}/${room}/*.inl)
+  list(SORT files)
+  foreach(file ${files})
+    math(EXPR files_checked "${files_checked} + 1")
+    file(RELATIVE_PATH rel ${WSE_SOURCE_DIR} ${file})
+    file(STRINGS ${file} lines REGEX "${include_re}")
+    set(content "")
+    set(search_from 0)
+    foreach(line ${lines})
+      if(NOT line MATCHES "${include_re}")
+        continue()
+      endif()
+      set(path ${CMAKE_MATCH_1})
+      string(REGEX REPLACE "^(\\.\\.?/)+" "" path "${path}")
+      if(NOT path MATCHES "^([^/]+)/")
+        continue()
+      endif()
+      set(other ${CMAKE_MATCH_1})
+      if(other STREQUAL room OR NOT other IN_LIST WSE_ROOMS OR other IN_LIST WSE_ROOM_ALLOWED_${room})
+        continue()
+      endif()
+      # A violation: find its line number (the first occurrence after the previous one).
+      if(content STREQUAL "")
+        file(READ ${file} content)
+      endif()
+      string(SUBSTRING "${content}" ${search_from} -1 rest)
+      string(FIND "${rest}" "${line}" pos)
+      set(lineno "?")
+      if(pos GREATER_EQUAL 0)
+        math(EXPR search_from "${search_from} + ${pos} + 1")
+        math(EXPR upto "${search_from} - 1")
+        string(SUBSTRING "${content}" 0 ${upto} before)
+        string(REGEX MATCHALL "\n" newlines "${before}")
+        list(LENGTH newlines n)
+        math(EXPR lineno "${n} + 1")
+      endif()
+      string(STRIP "${line}" shown)
+      set(may "${WSE_ROOM_ALLOWED_${room}}")
+      if(may STREQUAL "")
+        set(may "no other room")
+      endif()
+      string(REPLACE ";" " " may "${may}")
+      message("${rel}:${lineno}: ${shown}: room ${room} may not use ${other}/ (${room} may use: ${may})")
+      math(EXPR violations "${violations} + 1")
+    endforeach()
+  endforeach()
+endforeach()
+
+list(LENGTH WSE_ROOMS nrooms)
+if(violations GREATER 0)
+  message(FATAL_ERROR "${violations} layering violation(s) in ${files_checked} files of ${nrooms} rooms "
+                      "(allowed graph: ${WSE_ROOMS_FILE}; declared by wse_room() in each room's CMakeLists.txt)")
+endif()
+message("layering: ${files_checked} files in ${nrooms} rooms, every include allowed")
