@@ -171,15 +171,19 @@ int main(int argc, char** argv) {
   std::string inspect_file;
   CLI::App* inspect = app.add_subcommand("inspect", "Show what a WeightStream (.wsws) or GradientStream (.wsgs) file holds, after checking it in structure and meaning");
   inspect->add_option("file", inspect_file, "FlatBuffers message file")->required();
-  std::string viz_dump, viz_metric;
+  std::string viz_dump, viz_metric, viz_trace;
   bool viz_overwrite = false;
   CLI::App* viz = app.add_subcommand(
-      "viz", "Pictures of an activity dump: DIR/<metric>.png, DIR/frames/<metric>_NNNN.png, DIR/index.html");
+      "viz", "Pictures of an activity dump: DIR/<metric>.png, DIR/frames/<metric>_NNNN.png, DIR/index.html (links, colours, "
+             "PE timelines)");
   viz->add_option("dump", viz_dump, "Activity dump (DIR/activity.wsad from wse trace)")->required();
   viz->add_option("--out", out_dir, "Output directory (default: out); it must be new or empty, see --overwrite");
   viz->add_flag("--overwrite", viz_overwrite, overwrite_help);
   viz->add_option("--max-memory", max_memory, memory_help);
   viz->add_option("--metric", viz_metric, "Only this metric's PNGs (default: every metric)");
+  viz->add_option("--trace", viz_trace,
+                  "Native trace (trace.pftrace from wse trace) whose task timelines the viewer shows for a clicked PE "
+                  "(default: trace.pftrace beside the dump, if there is one)");
   std::string ckpt_in, ckpt_out;
   CLI::App* finalize = app.add_subcommand(
       "finalize-checkpoint", "Make a sparse run's checkpoint dense: every NaN sentinel becomes 0 (no sparsity pattern is kept)");
@@ -208,7 +212,7 @@ int main(int argc, char** argv) {
       return wse::finalize_checkpoint_command(ckpt_in, ckpt_out);
     }
     if (*inspect) return wse::inspect_stream_file(inspect_file);
-    if (*viz) return wse::viz_command(viz_dump, {"--out", viz_overwrite, false, command}, out_dir, viz_metric);
+    if (*viz) return wse::viz_command(viz_dump, {"--out", viz_overwrite, false, command}, out_dir, viz_metric, viz_trace);
     if (*trace) {
       trace_opt.config = config, trace_opt.out = out_dir, trace_opt.threads = threads, trace_opt.command = command;
       return trace_command(trace_opt, trace_args);
