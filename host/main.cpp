@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
                     "COLOUR@X,Y: draw that colour's route from PE (X,Y), a track per router, linked by flows to the PEs' tasks that "
                     "receive it (repeatable)");
   trace->add_option("--format", trace_opt.format,
-                    "pftrace (default: native Perfetto, DIR/trace.pftrace) or json (Chrome trace-event JSON, DIR/trace.json, ~5x larger)")
+                    "pftrace (default: native Perfetto, DIR/trace.pftrace) or json (Chrome trace-event JSON with the same events, DIR/trace.json, about 3x larger)")
       ->check(CLI::IsMember({"pftrace", "json"}));
   trace->add_option("--top", trace_opt.top_n, "Rows in the hottest links and colours tables (default 10)");
   std::string inspect_file;

@@ -1,5 +1,6 @@
 #include "tools/pftrace_reader.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <unordered_map>
 
@@ -30,8 +31,11 @@ struct OpenSlice {
 }  // namespace
 
 PftraceSummary read_pftrace(const std::filesystem::path& file, const PftraceCallbacks& cb) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) throw UsageError("trace " + file.string() + ": not a regular file (missing?)");
+  const uint64_t size = std::filesystem::file_size(file, ec);
   std::ifstream in(file, std::ios::binary);
-  if (!in) throw UsageError("trace " + file.string() + ": cannot be opened");
+  if (!in || ec) throw UsageError("trace " + file.string() + ": cannot be opened");
   PftraceSummary sum;
   uint64_t offset = 0;
   auto fail = [&](const std::string& why) -> void {
@@ -68,6 +72,7 @@ PftraceSummary read_pftrace(const std::filesystem::path& file, const PftraceCall
     varint(len, eof);
     if (eof) fail("truncated (the file ends inside a packet header)");
     if (len > kMaxPacketBytes) fail("a packet of " + std::to_string(len) + " bytes (at most " + std::to_string(kMaxPacketBytes) + " expected)");
+    if (len > size - std::min(size, sum.bytes)) fail("truncated (the file ends inside a packet)");
     bytes.resize(len);
     if (!in.read(bytes.data(), std::streamsize(len))) fail("truncated (the file ends inside a packet)");
     sum.bytes += len;
