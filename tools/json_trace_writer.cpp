@@ -55,8 +55,8 @@ TrackId JsonTraceWriter::group(TrackId parent, std::string_view name, int rank) 
     const Track& t = tracks_.back();
     event(nlohmann::json{{"name", "process_name"}, {"ph", "M"}, {"pid", t.pid}, {"args", {{"name", name}}}}.dump());
     event(nlohmann::json{{"name", "process_sort_index"}, {"ph", "M"}, {"pid", t.pid}, {"args", {{"sort_index", rank}}}}.dump());
-  } else {
-    tracks_.back().name = tracks_[parent - 1].name;  // groups below a process add nothing to names: "PE (x,y)" says it
+  } else if (name.rfind("row", 0) == 0) {
+    tracks_.back().name = tracks_[parent - 1].name;  // row groups add nothing to names: "PE (x,y)" says where it is
   }
   return id;
 }

@@ -3,7 +3,8 @@
 // and ui.perfetto.dev read, about five times larger than the native format, so meant for small
 // traces. Streamed like the native writer: events go to the file through a fixed buffer as they
 // arrive. Top-level groups become processes, slice tracks threads (named by their path below the
-// group), counter tracks "C" events; 1 us in the viewer = 1 fabric cycle.
+// process, rows left out: "PE (x,y) ut0"), counter tracks "C" events; 1 us in the viewer = 1
+// fabric cycle.
 #include <cstdint>
 #include <filesystem>
 #include <string>

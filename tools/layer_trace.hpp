@@ -42,7 +42,7 @@ struct LayerTraceOptions {
 
 struct LayerTraceStats {
   uint64_t slices = 0, counter_points = 0;
-  size_t pes = 0, tracks = 0;
+  size_t pes = 0;
 };
 
 class LayerTrace : public ActivityObserver {

@@ -194,7 +194,10 @@ def check_fabric(wd, data, shots):
     if not fab["colours"]:
         check(False, "the page embeds links per colour")
         return
-    k = max(range(len(fab["colours"])), key=lambda j: sum(1 for v in fab["colours"][j]["wavelets"][frame] if v))
+    def plain_links(j):
+        col = fab["colours"][j]
+        return sum(1 for w, b in zip(col["wavelets"][frame], col["backpressure"][frame]) if w and not b)
+    k = max(range(len(fab["colours"])), key=lambda j: (plain_links(j), sum(1 for v in fab["colours"][j]["wavelets"][frame] if v)))
     c = fab["colours"][k]
     wd.js("window.wseViz.setColour(arguments[0])", k)
     cvals = wd.js("return window.wseViz.linkValues()")
@@ -209,7 +212,10 @@ def check_fabric(wd, data, shots):
     shown = [v for v in cvals if v[1] and not v[2]][:20]
     wrong = [v for v in shown if not near(pixel(cimg, wd.js("return window.wseViz.linkPoints(arguments[0]).mid", v[0])),
                                           wd.js("return window.wseViz.linkColour(arguments[0])", v[1] / length))]
-    check(shown and not wrong, f"{len(shown)} links of c{c['colour']} in the colour of that colour's utilization")
+    marked = [v for v in cvals if v[2]][:20]
+    unmarked = [v for v in marked if not near(pixel(cimg, wd.js("return window.wseViz.linkPoints(arguments[0]).bp", v[0])), red)]
+    check((shown or marked) and not wrong and not unmarked,
+          f"{len(shown)} links of c{c['colour']} in the colour of that colour's utilization, {len(marked)} with its backpressure marked")
     legend = wd.js("return document.getElementById('link-title').textContent")
     check(f"colour {c['colour']}" in legend, f"link legend names the colour: {legend}")
     wd.js("window.wseViz.setColour(-1)")
