@@ -20,7 +20,7 @@ struct Sequence {
   bool incremental = false;             // clock 64 declared, incremental
   uint32_t clock = 0;                   // default timestamp clock (TracePacketDefaults)
   uint64_t default_track = 0;
-  int64_t last = 0;                     // clock 64's value
+  uint64_t last = 0;                    // clock 64's value
   std::unordered_map<uint64_t, std::string> names, arg_names, arg_values;
 };
 
@@ -104,7 +104,7 @@ PftraceSummary read_pftrace(const std::filesystem::path& file, const PftraceCall
       bool boot = false;
       for (const auto& c : p.clock_snapshot().clocks()) {
         if (c.clock_id() == pp::BUILTIN_CLOCK_BOOTTIME) boot = c.timestamp() == 0;
-        if (c.clock_id() == 64) s.incremental = c.is_incremental(), s.last = int64_t(c.timestamp());
+        if (c.clock_id() == 64) s.incremental = c.is_incremental(), s.last = c.timestamp();
       }
       if (!boot || !s.incremental) fail("a clock snapshot that does not pin clock 64 (incremental) to BOOTTIME 0");
       continue;
@@ -124,8 +124,9 @@ PftraceSummary read_pftrace(const std::filesystem::path& file, const PftraceCall
     if (!p.has_timestamp()) fail("a track event without a timestamp");
     const uint32_t clock = p.has_timestamp_clock_id() ? p.timestamp_clock_id() : s.clock;
     if (clock != 64 || !s.incremental) fail("a track event whose timestamp is not on the sequence's incremental clock 64");
-    s.last += int64_t(p.timestamp());
-    const Cycle ts = Cycle(s.last);
+    if (p.timestamp() > (uint64_t(1) << 62) - std::min(s.last, uint64_t(1) << 62)) fail("a timestamp past 2^62 cycles");
+    s.last += p.timestamp();
+    const Cycle ts = s.last;
     const uint64_t track = e.has_track_uuid() ? e.track_uuid() : s.default_track;
     auto tit = tracks.find(track);
     if (tit == tracks.end()) fail("an event on undeclared track " + std::to_string(track));
