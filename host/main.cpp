@@ -71,8 +71,16 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
   return 0;
 }
 
-int trace_command(wse::TraceOptions opt, const std::string& rect) {
-  if (!rect.empty()) opt.rect = wse::parse_rect(rect);
+struct TraceArgs {
+  std::string pes, colours, detail = "all";
+  std::vector<std::string> flows;
+};
+
+int trace_command(wse::TraceOptions opt, const TraceArgs& a) {
+  if (!a.pes.empty()) opt.rect = wse::parse_rect(a.pes);
+  if (!a.colours.empty()) opt.colours = wse::parse_colours(a.colours);
+  opt.detail = wse::parse_detail(a.detail);
+  for (const std::string& f : a.flows) opt.flows.push_back(wse::parse_flow(f));
   const bool tty = isatty(STDOUT_FILENO);
   opt.progress = progress_line(tty);
   wse::TraceResult r = wse::run_trace(opt);
@@ -131,9 +139,10 @@ int main(int argc, char** argv) {
   run->add_option("--logging", logging, "Log level: DEBUG (also logs each parameter as it is sparsified), INFO (default), WARNING")
       ->check(CLI::IsMember({"DEBUG", "INFO", "WARNING"}, CLI::ignore_case));
   wse::TraceOptions trace_opt;
-  std::string rect;
+  TraceArgs trace_args;
   CLI::App* trace = app.add_subcommand(
-      "trace", "Run a config recording one layer: DIR/activity.wsad, DIR/trace.json (Perfetto), DIR/report.json");
+      "trace", "Run a config recording one layer: DIR/activity.wsad, DIR/trace.pftrace (Perfetto; trace.json with --format json), "
+               "DIR/report.json");
   trace->add_option("config", config, "Run config (YAML)")->required();
   trace->add_option("--layer", trace_opt.layer, "Layer to record: fc1, fc2, ... for a training config; GEMV: the whole kernel, 'gemv' (default)");
   trace->add_option("--pass", trace_opt.pass, "Pass to record: fwd or bwd (default fwd; bwd for training layers only)");
@@ -143,20 +152,36 @@ int main(int argc, char** argv) {
   trace->add_flag("--overwrite", trace_opt.overwrite, overwrite_help);
   trace->add_option("--max-memory", max_memory, memory_help);
   trace->add_option("--threads", threads, threads_help)->check(CLI::Range(1u, 4096u));
-  trace->add_option("--rect", rect, "PEs whose tasks go into trace.json: x0,y0,x1,y1 inclusive (default: kernel's top-left 4x4)");
+  trace->add_option("--pes,--rect", trace_args.pes,
+                    "PEs with tracks (task and DSD-op slices, counters) in the trace: x0,y0,x1,y1 inclusive (default: the whole mesh)");
+  trace->add_option("--from", trace_opt.from, "Only what overlaps cycles [from, to) of the layer goes into the trace (default 0)");
+  trace->add_option("--to", trace_opt.to, "End of that window, in cycles from the layer's start (default: the end of the layer)");
+  trace->add_option("--detail", trace_args.detail,
+                    "all (default), tasks (slices only: tasks and DSD ops) or counters (counter tracks only; PEs log no slices)");
+  trace->add_option("--colours", trace_args.colours, "Colours with their own counter tracks, e.g. 3,5 (default: every routed colour)");
+  trace->add_option("--flow", trace_args.flows,
+                    "COLOUR@X,Y: draw that colour's route from PE (X,Y), a track per router, linked by flows to the PEs' tasks that "
+                    "receive it (repeatable)");
+  trace->add_option("--format", trace_opt.format,
+                    "pftrace (default: native Perfetto, DIR/trace.pftrace) or json (Chrome trace-event JSON with the same events, DIR/trace.json, about 3x larger)")
+      ->check(CLI::IsMember({"pftrace", "json"}));
   trace->add_option("--top", trace_opt.top_n, "Rows in the hottest links and colours tables (default 10)");
   std::string inspect_file;
   CLI::App* inspect = app.add_subcommand("inspect", "Show what a WeightStream (.wsws) or GradientStream (.wsgs) file holds, after checking it in structure and meaning");
   inspect->add_option("file", inspect_file, "FlatBuffers message file")->required();
-  std::string viz_dump, viz_metric;
+  std::string viz_dump, viz_metric, viz_trace;
   bool viz_overwrite = false;
   CLI::App* viz = app.add_subcommand(
-      "viz", "Pictures of an activity dump: DIR/<metric>.png, DIR/frames/<metric>_NNNN.png, DIR/index.html");
+      "viz", "Pictures of an activity dump: DIR/<metric>.png, DIR/frames/<metric>_NNNN.png, DIR/index.html (links, colours, "
+             "PE timelines)");
   viz->add_option("dump", viz_dump, "Activity dump (DIR/activity.wsad from wse trace)")->required();
   viz->add_option("--out", out_dir, "Output directory (default: out); it must be new or empty, see --overwrite");
   viz->add_flag("--overwrite", viz_overwrite, overwrite_help);
   viz->add_option("--max-memory", max_memory, memory_help);
   viz->add_option("--metric", viz_metric, "Only this metric's PNGs (default: every metric)");
+  viz->add_option("--trace", viz_trace,
+                  "Native trace (trace.pftrace from wse trace) whose task timelines the viewer shows for a clicked PE "
+                  "(default: trace.pftrace beside the dump, if there is one)");
   std::string ckpt_in, ckpt_out;
   CLI::App* finalize = app.add_subcommand(
       "finalize-checkpoint", "Make a sparse run's checkpoint dense: every NaN sentinel becomes 0 (no sparsity pattern is kept)");
@@ -185,10 +210,10 @@ int main(int argc, char** argv) {
       return wse::finalize_checkpoint_command(ckpt_in, ckpt_out);
     }
     if (*inspect) return wse::inspect_stream_file(inspect_file);
-    if (*viz) return wse::viz_command(viz_dump, {"--out", viz_overwrite, false, command}, out_dir, viz_metric);
+    if (*viz) return wse::viz_command(viz_dump, {"--out", viz_overwrite, false, command}, out_dir, viz_metric, viz_trace);
     if (*trace) {
       trace_opt.config = config, trace_opt.out = out_dir, trace_opt.threads = threads, trace_opt.command = command;
-      return trace_command(trace_opt, rect);
+      return trace_command(trace_opt, trace_args);
     }
   } catch (const wse::OutputError& e) {
     // The user's path: the message names it and the OS's reason.

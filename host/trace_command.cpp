@@ -11,12 +11,13 @@
 #include "host/report.hpp"
 #include "io/output_dir.hpp"
 #include "io/output_file.hpp"
-#include "tools/dump_view.hpp"
-#include "tools/perfetto_export.hpp"
+#include "tools/json_trace_writer.hpp"
+#include "tools/layer_trace.hpp"
+#include "tools/pftrace_writer.hpp"
 
 namespace wse {
 
-TileRect parse_rect(const std::string& text) {
+TileRect parse_rect(const std::string& text, const std::string& flag) {
   std::stringstream ss(text);
   std::string part;
   std::vector<long long> v;
@@ -32,53 +33,132 @@ TileRect parse_rect(const std::string& text) {
     }
   }
   if (v.size() != 4 || v[2] < v[0] || v[3] < v[1] || v[2] >= (1ll << 31) || v[3] >= (1ll << 31))
-    throw UsageError("--rect '" + text + "': expected x0,y0,x1,y1 (inclusive corners, x0 <= x1, y0 <= y1)");
+    throw UsageError(flag + " '" + text + "': expected x0,y0,x1,y1 (inclusive corners, x0 <= x1, y0 <= y1)");
   return {uint32_t(v[0]), uint32_t(v[1]), uint32_t(v[2] + 1), uint32_t(v[3] + 1)};
 }
 
 namespace {
 
-// Writes the dump, the Perfetto trace and the report of one recorded run.
-void finish_trace(TraceResult& r, const TraceOptions& opt, OutputDir& out, ActivityRecorder& rec, const std::string& layer, TileRect rect) {
+// A non-negative decimal number below `limit`, or nothing.
+std::optional<uint64_t> number(const std::string& s, uint64_t limit) {
+  if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  const uint64_t v = std::stoull(s);
+  if (v >= limit) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::vector<Colour> parse_colours(const std::string& text) {
+  std::vector<Colour> out;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    const auto v = number(part, 64);
+    if (!v) throw UsageError("--colours '" + text + "': expected colour numbers 0..63 separated by commas, e.g. 3,5");
+    out.push_back(Colour(*v));
+  }
+  if (out.empty()) throw UsageError("--colours '" + text + "': expected colour numbers 0..63 separated by commas, e.g. 3,5");
+  return out;
+}
+
+FlowRequest parse_flow(const std::string& text) {
+  const size_t at = text.find('@'), comma = text.find(',', at == std::string::npos ? 0 : at);
+  const char* want = "expected COLOUR@X,Y (a colour and the PE that sends it, e.g. 3@0,2)";
+  if (at == std::string::npos || comma == std::string::npos) throw UsageError("--flow '" + text + "': " + want);
+  const auto c = number(text.substr(0, at), 64), x = number(text.substr(at + 1, comma - at - 1), 1u << 31),
+             y = number(text.substr(comma + 1), 1u << 31);
+  if (!c || !x || !y) throw UsageError("--flow '" + text + "': " + want);
+  return {Colour(*c), {uint32_t(*x), uint32_t(*y)}};
+}
+
+TraceDetail parse_detail(const std::string& text) {
+  if (text == "all") return TraceDetail::All;
+  if (text == "tasks") return TraceDetail::Tasks;
+  if (text == "counters") return TraceDetail::Counters;
+  throw UsageError("--detail '" + text + "': expected all, tasks or counters");
+}
+
+namespace {
+
+// The trace of one recorded run, streamed as it runs: the file, its writer and what fills it.
+struct TraceOutput {
+  std::unique_ptr<TraceSink> sink;
+  std::unique_ptr<LayerTrace> trace;
+  std::filesystem::path file;
+  TileRect pes;
+
+  // Sets up the trace of the run `rec` records (before the run; the recorder is not run yet).
+  void start(const TraceOptions& opt, OutputDir& out, ActivityRecorder& rec) {
+    const MeshShape shape = rec.wafer().shape();
+    pes = opt.rect.value_or(TileRect{0, 0, shape.width, shape.height});
+    pes.x1 = std::min(pes.x1, shape.width), pes.y1 = std::min(pes.y1, shape.height);
+    if (pes.empty())
+      throw UsageError("--pes selects no PE of the " + std::to_string(shape.width) + "x" + std::to_string(shape.height) + " mesh");
+    file = out.entry(opt.format == "json" ? "trace.json" : "trace.pftrace");
+    if (opt.format == "json") sink = std::make_unique<JsonTraceWriter>(file);
+    else sink = std::make_unique<PftraceWriter>(file);
+    LayerTraceOptions lo{opt.detail, pes, opt.from, opt.to, opt.colours, opt.flows};
+    trace = std::make_unique<LayerTrace>(*sink, rec, lo);
+    if (opt.detail != TraceDetail::Counters) rec.trace_tasks(pes);
+    rec.set_observer(trace.get());
+  }
+};
+
+// Writes the dump, finishes the trace and writes the report of one recorded run.
+void finish_trace(TraceResult& r, const TraceOptions& opt, OutputDir& out, ActivityRecorder& rec, TraceOutput& t,
+                  const std::string& layer) {
   r.dump_file = out.entry("activity.wsad");
   rec.write(r.dump_file);
   r.dump_bytes = rec.dump().size();
   r.intervals = rec.intervals();
-  r.traced_pes = rec.traced().size();
-  // The trace is built from the dump as written, so it shows exactly what the dump holds.
-  const DumpView view = load_dump_view(r.dump_file);
-  r.stored_tiles = view.tiles.size();
-  r.trace_file = out.entry("trace.json");
-  write_perfetto(r.trace_file, perfetto_trace(view, rec.traced(), rec.stream_phases()));
-  r.report["trace"] = {{"layer", layer},
+  r.stored_tiles = rec.tiles().size();
+  r.traced_pes = t.trace->stats().pes;
+  t.trace->finish(rec);
+  r.trace_file = t.file;
+  r.trace_bytes = t.sink->bytes_written();
+  r.trace_stats = t.trace->stats();
+  const TileRect rect = t.pes;
+  nlohmann::json tr = {{"layer", layer},
                        {"pass", opt.pass},
                        {"interval_cycles", opt.interval},
                        {"intervals", r.intervals},
                        {"stored_tiles", r.stored_tiles},
                        {"dump_bytes", r.dump_bytes},
-                       {"traced_pes", {{"x0", rect.x0}, {"y0", rect.y0}, {"x1", rect.x1 - 1}, {"y1", rect.y1 - 1}}}};
+                       {"file", t.file.filename().string()},
+                       {"format", opt.format},
+                       {"bytes", r.trace_bytes},
+                       {"detail", opt.detail == TraceDetail::All ? "all" : opt.detail == TraceDetail::Tasks ? "tasks" : "counters"},
+                       {"slices", r.trace_stats.slices},
+                       {"counter_points", r.trace_stats.counter_points},
+                       {"from", opt.from},
+                       {"traced_pes", {{"x0", rect.x0}, {"y0", rect.y0}, {"x1", rect.x1 - 1}, {"y1", rect.y1 - 1}, {"count", r.traced_pes}}}};
+  if (opt.to != kNever) tr["to"] = opt.to;
+  r.report["trace"] = std::move(tr);
   r.report_file = out.entry("report.json");
   write_file_atomic(r.report_file, r.report.dump(2) + "\n", "report");
 }
 
 // Records one layer's pass of the first training step on wafer 0: the counters are reset just
 // before that kernel runs, so the report and the dump describe it alone.
-struct LayerTrace : KernelObserver {
+struct LayerTraceObserver : KernelObserver {
   const RunConfig& cfg;
   const TraceOptions& opt;
+  OutputDir& out;
   size_t layer;
   bool backward;
-  TileRect rect;
   std::unique_ptr<ActivityRecorder> rec;
+  TraceOutput trace;
   TraceResult result;  // report and profiles, taken as the traced run ends
   bool done = false;
 
-  LayerTrace(const RunConfig& c, const TraceOptions& o, size_t l, bool b, TileRect r) : cfg(c), opt(o), layer(l), backward(b), rect(r) {}
+  LayerTraceObserver(const RunConfig& c, const TraceOptions& o, OutputDir& d, size_t l, bool b)
+      : cfg(c), opt(o), out(d), layer(l), backward(b) {}
   RunHooks before_run(uint32_t w, size_t l, bool b, Wafer& wafer) override {
     if (done || w != 0 || l != layer || b != backward) return {};
     wafer.reset_counters();
     rec = std::make_unique<ActivityRecorder>(wafer, ActivityMeta{Cluster::layer_name(l), opt.pass}, opt.interval);
-    rec->trace_tasks(rect);
+    trace.start(opt, out, *rec);
     return rec->hooks(opt.progress);
   }
   void after_run(uint32_t w, size_t l, bool b, Wafer& wafer, const WaferRun& run) override {
@@ -86,6 +166,7 @@ struct LayerTrace : KernelObserver {
     result.report = make_report(cfg, wafer, run, {});
     result.congestion = congestion_profile(wafer, run.cycles, opt.top_n);
     result.sram = sram_profile(wafer);
+    rec->dump();  // ends the recording: the later layers' tasks are not logged
     done = true;
   }
 };
@@ -109,8 +190,7 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt) 
   OutputDir out(opt.out, {"--out", opt.overwrite, false, opt.command});
   say_tracing(cfg, opt, opt.layer);
   Cluster trainer(cluster_config(cfg), opt.threads);
-  TileRect rect = opt.rect.value_or(TileRect{0, 0, std::min(4u, trainer.grid_cols()), std::min(4u, trainer.grid_rows())});
-  LayerTrace observer(cfg, opt, layer, opt.pass == "bwd", rect);
+  LayerTraceObserver observer(cfg, opt, out, layer, opt.pass == "bwd");
   trainer.set_observer(&observer);
   Dataset data = load_idx_dataset(tc.data_dir, "train", tc.batch_size);
   if (data.count < tc.batch_size) throw UsageError("dataset in " + tc.data_dir.string() + " holds fewer samples than one batch");
@@ -126,7 +206,7 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt) 
                        {"stats", (opt.pass == "bwd" ? trainer.backward_stats() : trainer.forward_stats())[l].to_json()}};
   r.report["congestion"] = to_json(r.congestion);
   r.report["sram"] = to_json(r.sram);
-  finish_trace(r, opt, out, *observer.rec, Cluster::layer_name(l), rect);
+  finish_trace(r, opt, out, *observer.rec, observer.trace, Cluster::layer_name(l));
   return r;
 }
 
@@ -137,6 +217,16 @@ TraceResult run_trace(const TraceOptions& opt) {
   check_run_memory(cfg);  // before anything big is built
   if (opt.pass != "fwd" && opt.pass != "bwd") throw UsageError("--pass '" + opt.pass + "': expected fwd or bwd");
   if (opt.interval == 0) throw UsageError("--interval must be at least 1 cycle");
+  if (opt.format != "pftrace" && opt.format != "json") throw UsageError("--format '" + opt.format + "': expected pftrace or json");
+  if (opt.to <= opt.from) throw UsageError("--to " + std::to_string(opt.to) + " must be after --from " + std::to_string(opt.from));
+  // What can be checked against the mesh is checked before anything is written.
+  const std::string mesh = std::to_string(cfg.mesh.width) + "x" + std::to_string(cfg.mesh.height) + " mesh";
+  if (opt.rect && (opt.rect->x0 >= cfg.mesh.width || opt.rect->y0 >= cfg.mesh.height))
+    throw UsageError("--pes selects no PE of the " + mesh);
+  for (const FlowRequest& f : opt.flows)
+    if (!cfg.mesh.contains(f.from.x, f.from.y))
+      throw UsageError("--flow " + std::to_string(f.colour) + "@" + std::to_string(f.from.x) + "," + std::to_string(f.from.y) + ": PE " +
+                       to_string(f.from) + " is outside the " + mesh);
   const KernelKind& kind = kernel_kind(cfg.kernel, "config " + cfg.source.string());
   if (kind.training) {
     if (opt.layer.empty()) throw UsageError("--layer is required for a training config (fc1, fc2, ...)");
@@ -156,8 +246,8 @@ TraceResult run_trace(const TraceOptions& opt) {
   wafer.finalize(opt.threads);
 
   ActivityRecorder rec(wafer, {cfg.kernel, opt.pass}, opt.interval);
-  TileRect rect = opt.rect.value_or(TileRect{0, 0, std::min(4u, cfg.mesh.width), std::min(4u, cfg.mesh.height)});
-  rec.trace_tasks(rect);
+  TraceOutput trace;
+  trace.start(opt, out, rec);
   WaferRun run = wafer.run(cfg.max_cycles, rec.hooks(opt.progress));
   if (run.engine.hit_cycle_limit)
     throw UsageError("run stopped at run.max_cycles = " + std::to_string(cfg.max_cycles) +
@@ -171,7 +261,7 @@ TraceResult run_trace(const TraceOptions& opt) {
   r.sram = sram_profile(wafer);
   r.report["congestion"] = to_json(r.congestion);
   r.report["sram"] = to_json(r.sram);
-  finish_trace(r, opt, out, rec, cfg.kernel, rect);
+  finish_trace(r, opt, out, rec, trace, cfg.kernel);
   return r;
 }
 
@@ -186,7 +276,9 @@ void print_trace_summary(std::FILE* out, const TraceResult& r, size_t top_n) {
   const double per = r.intervals && r.stored_tiles ? double(r.dump_bytes) / double(r.intervals * r.stored_tiles) : 0.0;
   std::fprintf(out, "  dump              %s (%llu bytes, %zu tiles stored, %.1f bytes per tile per interval)\n",
                r.dump_file.string().c_str(), (unsigned long long)r.dump_bytes, r.stored_tiles, per);
-  std::fprintf(out, "  trace             %s (%zu PEs with task slices)\n", r.trace_file.string().c_str(), r.traced_pes);
+  std::fprintf(out, "  trace             %s (%llu bytes: %zu PEs, %llu slices, %llu counter points)\n", r.trace_file.string().c_str(),
+               (unsigned long long)r.trace_bytes, r.traced_pes, (unsigned long long)r.trace_stats.slices,
+               (unsigned long long)r.trace_stats.counter_points);
   std::fprintf(out, "  host              %.3f s\n  checksum          %s\n  report            %s\n",
                j["host_seconds"].get<double>(), j["checksum"].get<std::string>().c_str(), r.report_file.string().c_str());
 }

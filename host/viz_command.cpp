@@ -4,18 +4,31 @@
 
 #include "core/errors.hpp"
 #include "io/output_dir.hpp"
+#include <optional>
+
 #include "tools/dump_view.hpp"
+#include "tools/pe_timelines.hpp"
 #include "tools/viz/viz.hpp"
 
 namespace wse {
 
+namespace {
+// Bars of the PEs' timelines embedded in the page (a bar is about 25 bytes of JSON).
+constexpr uint64_t kMaxTimelineBars = 2'000'000;
+}  // namespace
+
 int viz_command(const std::filesystem::path& dump, const OutputDirOptions& out_opt, const std::filesystem::path& out_dir,
-                const std::string& metric) {
+                const std::string& metric, const std::filesystem::path& trace_arg) {
   const DumpView view = load_dump_view(dump);
+  std::filesystem::path trace = trace_arg;
+  if (trace.empty() && std::filesystem::exists(dump.parent_path() / "trace.pftrace")) trace = dump.parent_path() / "trace.pftrace";
+  std::optional<PeTimelines> timelines;
+  if (!trace.empty()) timelines = load_pe_timelines(trace, view.width, view.height, kMaxTimelineBars);
   OutputDir out(out_dir, out_opt);
   viz::VizOptions opt;
   opt.metric = metric;
   opt.out = &out;
+  if (timelines) opt.timelines = &*timelines;
   viz::VizResult r;
   try {
     r = viz::write_viz(view, out_dir, opt);
@@ -29,6 +42,10 @@ int viz_command(const std::filesystem::path& dump, const OutputDirOptions& out_o
   std::printf("\n  heatmaps          %s/<metric>.png\n", out_dir.c_str());
   std::printf("  frames            %s/frames/<metric>_NNNN.png (%zu per metric)\n", out_dir.c_str(),
               view.interval_starts.size());
+  if (timelines)
+    std::printf("  timelines         %zu PEs, %llu slices as %llu bars, from %s%s\n", timelines->pes.size(),
+                (unsigned long long)timelines->slices, (unsigned long long)timelines->bars, trace.c_str(),
+                timelines->truncated ? " (budget reached: later bars left out)" : "");
   std::printf("  viewer            %s/index.html%s\n", (out_dir).c_str(),
               r.html_block > 1 ? (" (downsampled: " + std::to_string(r.html_block) + "x" + std::to_string(r.html_block) +
                                   " PEs per cell)").c_str()

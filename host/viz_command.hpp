@@ -1,6 +1,7 @@
 #pragma once
-// `wse viz DUMP --out DIR [--metric NAME]`: PNG heatmaps, animation frames and the HTML viewer of
-// an activity dump (see docs/visualization.md).
+// `wse viz DUMP --out DIR [--metric NAME] [--trace FILE]`: PNG heatmaps, animation frames and the
+// HTML viewer of an activity dump, with the PEs' task timelines from the native trace beside it
+// (see docs/visualization.md).
 #include <filesystem>
 #include <string>
 
@@ -11,7 +12,9 @@ namespace wse {
 // Reads the dump through the verifier, checks DIR (io/output_dir.hpp), and writes DIR/<metric>.png, DIR/frames/<metric>_NNNN.png and
 // DIR/index.html; prints what it wrote. Throws wse::UsageError (naming the dump) on a bad dump or
 // an unknown metric.
+// `trace`: the native trace for the viewer's timelines; empty = DUMP's folder/trace.pftrace if it
+// exists (a trace.json beside it is not read).
 int viz_command(const std::filesystem::path& dump, const OutputDirOptions& out_opt, const std::filesystem::path& out_dir,
-                const std::string& metric);
+                const std::string& metric, const std::filesystem::path& trace = {});
 
 }  // namespace wse

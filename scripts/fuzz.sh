@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 seconds=${WSE_FUZZ_SECONDS:-25}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(run_config machine_preset weight_stream gradient_stream activity_dump safetensors idx)
+[ ${#targets[@]} -gt 0 ] || targets=(run_config machine_preset weight_stream gradient_stream activity_dump pftrace safetensors idx)
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=0

@@ -6,6 +6,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   libboost-dev libboost-system-dev            # Asio thread pool, Lockfree SPSC queues
   flatbuffers-compiler libflatbuffers-dev     # flatc at build time, FlatBuffers runtime
+  protobuf-compiler libprotobuf-dev           # protoc at build time, libprotobuf: native Perfetto traces
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and microbenchmarks
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libeigen3-dev libpng-dev zlib1g-dev        # zlib: the gzipped IDX dataset files

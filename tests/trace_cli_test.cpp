@@ -4,6 +4,7 @@
 #include "cli_support.hpp"
 
 #include <array>
+#include <map>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 
 #include "core/errors.hpp"
 #include "tools/dump_view.hpp"
+#include "tools/pftrace_reader.hpp"
 
 namespace {
 
@@ -29,7 +31,7 @@ fs::path config() {
 TEST(TraceCli, WritesDumpTraceAndReportWithCongestion) {
   fs::path out = dir() / "out";
   fs::remove_all(out);
-  Output o = wse("trace " + config().string() + " --layer gemv --interval 100 --rect 1,1,2,3 --threads 2 --out " +
+  Output o = wse("trace " + config().string() + " --layer gemv --interval 100 --pes 1,1,2,3 --threads 2 --format json --out " +
                  out.string());
   ASSERT_EQ(o.code, 0) << o.text;
   for (const char* s : {"hottest links", "hottest colours", "SRAM", "activity.wsad", "trace.json", "checksum"})
@@ -56,15 +58,72 @@ TEST(TraceCli, WritesDumpTraceAndReportWithCongestion) {
   EXPECT_EQ(v.cycles, r["cycles"].get<uint64_t>());
   EXPECT_EQ(v.interval_cycles, 100u);
   EXPECT_EQ(v.layer, "gemv");
+  EXPECT_EQ(r["trace"]["format"], "json");
+  EXPECT_EQ(r["trace"]["bytes"], fs::file_size(out / "trace.json"));
   nlohmann::json t = nlohmann::json::parse(std::ifstream(out / "trace.json"));
   int main_tracks = 0, microthread_tracks = 0;
   for (const auto& e : t["traceEvents"])
-    if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 1) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") {
       const std::string name = e["args"]["name"];
+      if (name.rfind("PE (", 0) != 0) continue;
       (name.find(" ut") == std::string::npos ? main_tracks : microthread_tracks) += 1;
     }
   EXPECT_EQ(main_tracks, 2 * 3);         // x 1..2, y 1..3
   EXPECT_EQ(microthread_tracks, 2 * 3);  // each receives x on a microthread
+}
+
+// A training layer over the whole mesh (the default), in the native format: every PE's slices add
+// up to its busy cycles in the dump, and all of them to the report's PE cycles.
+TEST(TraceCli, TrainingLayerWholeMeshSlicesAddUpToBusyCycles) {
+  fs::path cfg = wse::test::write_file(dir() / "fc.yaml",
+                                       "machine: wse2\nmesh: {width: 4, height: 3}\nkernel: fc_train\nmodel: {layers: [784, 16, 10]}\n"
+                                       "data: {train_samples: 48, eval_samples: 16}\ntraining: {batch_size: 12}\n"
+                                       "optimizer: {kind: sgd, lr: 0.1}\n");
+  fs::path out = wse::test::fresh_dir(dir() / "fc_out");
+  Output o = wse("trace " + cfg.string() + " --layer fc1 --pass fwd --interval 300 --threads 2 --out " + out.string());
+  ASSERT_EQ(o.code, 0) << o.text;
+  nlohmann::json r = nlohmann::json::parse(std::ifstream(out / "report.json"));
+  EXPECT_EQ(r["trace"]["file"], "trace.pftrace");
+  const wse::DumpView v = wse::load_dump_view(out / "activity.wsad");
+  std::map<uint64_t, std::string> names;
+  std::map<uint64_t, uint64_t> parent;
+  std::map<std::string, uint64_t> busy;  // "PE (x,y)" -> datapath cycles of its slices
+  uint64_t data_tasks = 0;
+  const wse::PftraceSummary s = wse::read_pftrace(out / "trace.pftrace", {
+      [&](const wse::PftraceTrack& t) { names[t.uuid] = t.name, parent[t.uuid] = t.parent; },
+      [&](const wse::PftraceSlice& sl) {
+        std::string pe = names[sl.track];
+        if (pe.rfind("ut", 0) == 0) pe = names[parent[sl.track]];
+        if (pe.rfind("PE (", 0) != 0) return;
+        uint64_t n = sl.end - sl.start;
+        if (sl.name[0] == '@') {
+          n = 0;
+          for (const char* k : {"fmac", "move"})
+            if (const wse::PftraceArg* a = sl.arg(k)) n += a->number;
+        } else if (const wse::PftraceArg* a = sl.arg("datapath_cycles")) {
+          n = a->number;
+        }
+        if (sl.name.find(" c0") != std::string::npos) ++data_tasks;
+        busy[pe] += n;
+      },
+      {}});
+  EXPECT_EQ(s.slices, r["trace"]["slices"].get<uint64_t>());
+  EXPECT_GT(data_tasks, 0u);
+  const wse::MetricGrid* b = v.pe_metric("busy_cycles");
+  ASSERT_NE(b, nullptr);
+  uint64_t total = 0;
+  size_t pes = 0;
+  for (uint32_t y = 0; y < v.height; ++y)
+    for (uint32_t x = 0; x < v.width; ++x) {
+      uint64_t dumped = 0;
+      for (const auto& f : b->frames) dumped += f[y * v.width + x];
+      const std::string pe = "PE (" + std::to_string(x) + "," + std::to_string(y) + ")";
+      EXPECT_EQ(busy[pe], dumped) << pe;
+      total += busy[pe], pes += dumped > 0;
+    }
+  EXPECT_EQ(pes, 12u);
+  const auto& c = r["pe_cycles"];
+  EXPECT_EQ(total, c["receive"].get<uint64_t>() + c["fmac"].get<uint64_t>() + c["move"].get<uint64_t>());
 }
 
 TEST(TraceCli, UnknownLayerPassOrRectIsAUsageError) {
@@ -75,11 +134,20 @@ TEST(TraceCli, UnknownLayerPassOrRectIsAUsageError) {
       {"--layer fc1", "--layer 'fc1'"},
       {"--pass bwd", "no backward pass"},
       {"--pass sideways", "expected fwd or bwd"},
-      {"--rect 1,2,3", "--rect '1,2,3'"},
-      {"--rect 3,0,1,0", "x0 <= x1"},
+      {"--rect 1,2,3", "--pes '1,2,3'"},
+      {"--pes 3,0,1,0", "x0 <= x1"},
+      {"--pes 20,20,30,30", "selects no PE of the 9x7 mesh"},
+      {"--format xml", "--format"},
+      {"--detail some", "expected all, tasks or counters"},
+      {"--colours 3,x", "--colours '3,x'"},
+      {"--colours 64", "0..63"},
+      {"--flow 3", "expected COLOUR@X,Y"},
+      {"--flow 3@1,99", "outside the 9x7 mesh"},
+      {"--flow 9@0,0", "sends nothing on colour 9"},
+      {"--from 500 --to 100", "must be after --from"},
   };
   for (const Case& c : cases) {
-    Output o = wse("trace " + cfg + " " + c.args + " --out " + out);
+    Output o = wse("trace " + cfg + " " + c.args + " --out " + wse::test::fresh_dir(out).string());
     EXPECT_EQ(o.code, 2) << c.args << ": " << o.text;
     EXPECT_NE(o.text.find(c.message), std::string::npos) << c.args << ": " << o.text;
   }

@@ -112,7 +112,7 @@ TEST(TrainCli, TraceRecordsOneLayerPassOfTheFirstStep) {
   EXPECT_EQ(j["layer"]["stats"]["cycles"], j["cycles"]);
   EXPECT_EQ(j["trace"]["layer"], "fc1");
   EXPECT_TRUE(fs::exists(out / "activity.wsad"));
-  EXPECT_TRUE(fs::exists(out / "trace.json"));
+  EXPECT_TRUE(fs::exists(out / "trace.pftrace"));
   Output b = wse("trace " + cfg.string() + " --layer fc2 --pass bwd --interval 200 --out " + wse::test::fresh_dir(dir() / "trace_bwd").string());
   ASSERT_EQ(b.code, 0) << b.text;
   nlohmann::json jb = nlohmann::json::parse(std::ifstream(dir() / "trace_bwd" / "report.json"));

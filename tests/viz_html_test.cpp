@@ -91,3 +91,72 @@ TEST(VizHtml, FullWaferIsDownsampledToTheBlockMaximumAndSaysSo) {
 }
 
 }  // namespace
+
+namespace {
+
+// The fabric on the page: one entry per link between cells, its wavelets and backpressure per
+// interval as the dump has them; per colour from the router lanes; the timelines as given.
+TEST(VizHtml, EmbedsLinksPerColourAndTimelines) {
+  DumpView d = wse::testing::demo_dump(12, 8, 3);
+  MetricGrid bp{"backpressure_cycles", "cycles", {}};
+  for (const auto& f : d.link_metrics[0].frames) {
+    std::vector<uint32_t> v(f.size());
+    for (size_t l = 0; l < v.size(); ++l) v[l] = l % 5 == 0 ? 7 : 0;
+    bp.frames.push_back(v);
+  }
+  d.link_metrics.push_back(bp);
+  // Two lanes: colour 3 at (2,1) sending east and south; colour 5 at (4,4) sending to its PE only.
+  d.lanes = {{2, 1, 3, 0b0110}, {4, 4, 5, 0b10000}};
+  MetricGrid lw{"wavelets", "wavelets", {}}, lb{"backpressure_cycles", "cycles", {}};
+  for (uint32_t k = 0; k < 3; ++k) lw.frames.push_back({10 + k, 99}), lb.frames.push_back({k, 0});
+  d.lane_metrics = {lw, lb};
+  PeTimelines t;
+  t.names = {"compute \u00b7 fmac", "@fmovs"};
+  t.pes[{1, 2}][0] = {{10, 50, 0, 3}};
+  t.pes[{1, 2}][1] = {{20, 30, 1, 1}};
+  t.bars = 2;
+
+  const json j = embedded(render_html_viewer(d, tile_metrics(d), {}, nullptr, &t));
+  const json& f = j["fabric"];
+  // One PE per cell: every hop link is drawn, plus colour 3's south link (no dump link: nothing used it).
+  ASSERT_EQ(f["links"].size(), d.links.size() + 1);
+  for (size_t l = 0; l < d.links.size(); ++l) {
+    EXPECT_EQ(f["links"][l], json({d.links[l].x, d.links[l].y, d.links[l].dir}));
+    for (size_t k = 0; k < 3; ++k) {
+      EXPECT_EQ(f["wavelets"][k][l], d.link_metrics[0].frames[k][l]);
+      EXPECT_EQ(f["backpressure"][k][l], bp.frames[k][l]);
+    }
+  }
+  ASSERT_EQ(f["colours"].size(), 1u);  // colour 5 goes to a PE only: no link between cells
+  const json& c = f["colours"][0];
+  EXPECT_EQ(c["colour"], 3);
+  ASSERT_EQ(c["links"].size(), 2u);  // east (an existing link) and south (a new one)
+  const json& east = f["links"][c["links"][0].get<size_t>()];
+  EXPECT_EQ(east, json({2, 1, 1}));
+  EXPECT_EQ(f["links"].back(), json({2, 1, 2}));
+  EXPECT_EQ(f["wavelets"][1].back(), 0);
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(c["wavelets"][k], json({10 + k, 10 + k}));
+    EXPECT_EQ(c["backpressure"][k], json({k, k}));
+  }
+  EXPECT_EQ(j["timeline"]["names"], json(t.names));
+  EXPECT_EQ(j["timeline"]["pes"]["1,2"]["0"], json({10, 50, 0, 3}));
+  EXPECT_EQ(j["timeline"]["pes"]["1,2"]["1"], json({20, 30, 1, 1}));
+
+  // Downsampled 2x2: only links that cross a cell edge, the busiest of those crossing it.
+  HtmlOptions small;
+  small.max_side = 6;
+  uint32_t block = 0;
+  const json s = embedded(render_html_viewer(d, tile_metrics(d), small, &block));
+  ASSERT_EQ(block, 2u);
+  for (size_t i = 0; i < s["fabric"]["links"].size(); ++i) {
+    const uint32_t cx = s["fabric"]["links"][i][0], cy = s["fabric"]["links"][i][1], dir = s["fabric"]["links"][i][2];
+    uint32_t want = 0;
+    for (size_t l = 0; l < d.links.size(); ++l)
+      if (dir == 1 && d.links[l].x / 2 == cx && d.links[l].y / 2 == cy && d.links[l].x % 2 == 1) want = std::max(want, d.links[l].y == 4 ? 800u : d.links[l].x + 1);
+    EXPECT_EQ(s["fabric"]["wavelets"][1][i], want) << i;
+  }
+  EXPECT_TRUE(s["timeline"].is_null());
+}
+
+}  // namespace

@@ -100,6 +100,7 @@ DumpView load_dump_view(const std::filesystem::path& path) {
     uint64_t cells = mul_sat(pe_grids, grid);
     cells = add_sat(cells, mul_sat(mul_sat(count(d->link_metrics()), n), count(d->links())));
     cells = add_sat(cells, mul_sat(mul_sat(count(d->colour_metrics()), n), d->colours()));
+    cells = add_sat(cells, mul_sat(mul_sat(count(d->lane_metrics()), n), count(d->lanes())));
     try {
       check_memory(mul_sat(cells, sizeof(uint32_t)), "viewing it (a " + std::to_string(v.width) + "x" + std::to_string(v.height) + " mesh over " +
                                                          std::to_string(n) + " intervals)");
@@ -167,6 +168,14 @@ DumpView load_dump_view(const std::filesystem::path& path) {
     }
   }
   pe_grids(d->sram_buffers(), 1, v.sram_buffers, "SRAM buffer");
+  if (d->lanes()) {
+    for (const fb::LaneRef* l : *d->lanes()) {
+      if (l->tile() >= grid || l->colour() >= 64 || l->tx() >= 32) rd.fail("a lane names a tile, colour or port that does not exist");
+      v.lanes.push_back({l->tile() % v.width, l->tile() / v.width, l->colour(), l->tx()});
+    }
+  }
+  if (d->lane_metrics() && !d->lanes()) rd.fail("lane metrics without lanes");
+  flat(d->lane_metrics(), v.lanes.size(), v.lane_metrics, "lane metric");
   return v;
 }
 

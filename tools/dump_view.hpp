@@ -21,6 +21,13 @@ struct LinkInfo {
   uint8_t kind = 0;       // 0 hop, 1 ramp down (router -> PE), 2 ramp up (PE -> router), 3 egress
 };
 
+// A router lane: one colour's buffer at one router, with the tx directions it may use.
+struct LaneInfo {
+  uint32_t x = 0, y = 0;  // the router's tile
+  uint8_t colour = 0;
+  uint8_t tx = 0;         // bit d: sends toward direction d (0 N, 1 E, 2 S, 3 W, 4 RAMP)
+};
+
 // A wafer-wide number per interval.
 struct SeriesView {
   std::string name, unit;
@@ -42,6 +49,8 @@ struct DumpView {
   std::vector<MetricGrid> colour_metrics; // frames are [interval][colour], summed over routers
   std::vector<SeriesView> series;         // ingress_wavelets, egress_wavelets
   std::vector<MetricGrid> sram_buffers;   // one frame (a W x H grid) per named SRAM buffer, at run end
+  std::vector<LaneInfo> lanes;            // router lanes (empty in dumps written before they were recorded)
+  std::vector<MetricGrid> lane_metrics;   // frames are [interval][lane]: wavelets, backpressure_cycles
 
   const MetricGrid* pe_metric(const std::string& name) const {
     for (const auto& m : pe_metrics)
@@ -50,6 +59,11 @@ struct DumpView {
   }
   const MetricGrid* link_metric(const std::string& name) const {
     for (const auto& m : link_metrics)
+      if (m.name == name) return &m;
+    return nullptr;
+  }
+  const MetricGrid* lane_metric(const std::string& name) const {
+    for (const auto& m : lane_metrics)
       if (m.name == name) return &m;
     return nullptr;
   }

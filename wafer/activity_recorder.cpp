@@ -86,6 +86,14 @@ ActivityRecorder::ActivityRecorder(Wafer& wafer, ActivityMeta meta, Cycle interv
   const auto& links = wafer_.mesh().links();
   for (size_t i = 0; i < links.size(); ++i) link_prev_[i] = {links[i].counters.wavelets, links[i].counters.backpressure_cycles};
   colour_prev_ = colour_counters();
+  // Every lane of a stored tile's router, in tile then lane order.
+  for (TileId t : tiles_)
+    if (const Router* r = wafer_.mesh().router(t))
+      for (const Lane& lane : r->lanes) {
+        lanes_.push_back({t, lane.colour, r->tx_union(lane)});
+        lane_prev_.push_back({lane.counters.wavelets, lane.counters.backpressure_cycles});
+      }
+  lane_cols_.resize(kLinkMetrics);
   ingress_prev_ = ingress_sent();
   egress_prev_ = egress_arrived(start_);
   for (const IngressPort& p : wafer_.mesh().ingress_ports())
@@ -126,20 +134,28 @@ uint64_t ActivityRecorder::egress_arrived(Cycle before) const {
   return out;
 }
 
-ActivityRecorder::~ActivityRecorder() {
-  for (const TracedPe& t : traced_) wafer_.pe(t.coord).task_log = nullptr;
+ActivityRecorder::~ActivityRecorder() { set_logs(false); }
+
+void ActivityRecorder::set_logs(bool on) {
+  for (TracedPe& t : traced_) wafer_.pe(t.coord).task_log = on ? &t.tasks : nullptr;
 }
 
 void ActivityRecorder::trace_tasks(TileRect rect) {
   const MeshShape s = wafer_.shape();
   rect.x1 = std::min(rect.x1, s.width), rect.y1 = std::min(rect.y1, s.height);
-  for (const TracedPe& t : traced_) wafer_.pe(t.coord).task_log = nullptr;
+  set_logs(false);
   traced_.clear();
   if (rect.empty()) return;
-  traced_.reserve(size_t(rect.x1 - rect.x0) * (rect.y1 - rect.y0));  // stable addresses for task_log
+  // Only PEs with a program run tasks. The vector is not resized after this, so the addresses
+  // the PEs log to stay valid.
+  size_t n = 0;
   for (uint32_t y = rect.y0; y < rect.y1; ++y)
-    for (uint32_t x = rect.x0; x < rect.x1; ++x) traced_.push_back({{x, y}, {}, false});
-  for (TracedPe& t : traced_) wafer_.pe(t.coord).task_log = &t.tasks;
+    for (uint32_t x = rect.x0; x < rect.x1; ++x) n += wafer_.pe({x, y}).program != nullptr;
+  traced_.reserve(n);
+  for (uint32_t y = rect.y0; y < rect.y1; ++y)
+    for (uint32_t x = rect.x0; x < rect.x1; ++x)
+      if (wafer_.pe({x, y}).program) traced_.push_back({{x, y}, {}});
+  set_logs(true);
 }
 
 RunHooks ActivityRecorder::hooks(ProgressFn progress) {
@@ -155,8 +171,21 @@ void ActivityRecorder::sample(Cycle boundary) {
   if (boundary <= last_boundary_ && !starts_.empty()) return;
   const size_t k = starts_.size();
   starts_.push_back(last_boundary_ - start_);
-  for (auto* cols : {&pe_cols_, &link_cols_, &colour_cols_})
+  for (auto* cols : {&pe_cols_, &link_cols_, &colour_cols_, &lane_cols_})
     for (auto& c : *cols) c.emplace_back();
+  // The frame for the observer: only kept when there is one (its size is the mesh's, not the run's).
+  IntervalFrame& f = frame_;
+  const bool keep = observer_ != nullptr;
+  if (keep) {
+    f.index = k, f.start = last_boundary_ - start_, f.end = boundary - start_;
+    for (auto* v : {&f.receive, &f.fmac, &f.move, &f.send, &f.stall_backpressure, &f.tasks, &f.wavelets_in,
+                    &f.wavelets_out, &f.macs})
+      v->resize(tiles_.size());
+    for (auto* v : {&f.sram_bytes, &f.sram_high_water, &f.input_occupancy}) v->resize(tiles_.size());
+    f.link_wavelets.resize(link_prev_.size()), f.link_backpressure.resize(link_prev_.size());
+    f.lane_wavelets.resize(lanes_.size()), f.lane_backpressure.resize(lanes_.size());
+    f.colour_wavelets.resize(colour_prev_.size()), f.colour_backpressure.resize(colour_prev_.size());
+  }
 
   const auto& pes = wafer_.pes();
   for (size_t i = 0; i < tiles_.size(); ++i) {
@@ -174,6 +203,13 @@ void ActivityRecorder::sample(Cycle boundary) {
     put_varint(pe_cols_[kSramHighWater][k], pe.sram.high_water());
     put_varint(pe_cols_[kInputOccupancy][k], pe.input_occupancy());
     if (d[0] | d[1] | d[2] | d[3] | d[4] | (now.in - p.in)) last_active_[i] = uint32_t(k + 1);
+    if (keep) {
+      f.receive[i] = d[0], f.fmac[i] = d[1], f.move[i] = d[2], f.send[i] = d[3], f.stall_backpressure[i] = d[4];
+      f.tasks[i] = now.tasks - p.tasks, f.wavelets_in[i] = now.in - p.in, f.wavelets_out[i] = now.out - p.out;
+      f.macs[i] = now.macs - p.macs;
+      f.sram_bytes[i] = pe.sram.bytes_in_use(), f.sram_high_water[i] = pe.sram.high_water();
+      f.input_occupancy[i] = pe.input_occupancy();
+    }
     p = now;
   }
 
@@ -183,13 +219,29 @@ void ActivityRecorder::sample(Cycle boundary) {
     LinkPrev& p = link_prev_[i];
     put_varint(link_cols_[kLinkWavelets][k], c.wavelets - p.wavelets);
     put_varint(link_cols_[kLinkBackpressure][k], c.backpressure_cycles - p.backpressure);
+    if (keep) f.link_wavelets[i] = c.wavelets - p.wavelets, f.link_backpressure[i] = c.backpressure_cycles - p.backpressure;
     p = {c.wavelets, c.backpressure_cycles};
   }
+
+  for (size_t i = 0, j = 0; i < tiles_.size(); ++i)
+    if (const Router* r = wafer_.mesh().router(tiles_[i]))
+      for (const Lane& lane : r->lanes) {
+        LinkPrev& p = lane_prev_[j];
+        const uint64_t w = lane.counters.wavelets - p.wavelets, bp = lane.counters.backpressure_cycles - p.backpressure;
+        put_varint(lane_cols_[kLinkWavelets][k], w);
+        put_varint(lane_cols_[kLinkBackpressure][k], bp);
+        if (keep) f.lane_wavelets[j] = w, f.lane_backpressure[j] = bp;
+        p = {lane.counters.wavelets, lane.counters.backpressure_cycles};
+        ++j;
+      }
 
   std::vector<LinkPrev> colours = colour_counters();
   for (size_t c = 0; c < colours.size(); ++c) {
     put_varint(colour_cols_[kLinkWavelets][k], colours[c].wavelets - colour_prev_[c].wavelets);
     put_varint(colour_cols_[kLinkBackpressure][k], colours[c].backpressure - colour_prev_[c].backpressure);
+    if (keep)
+      f.colour_wavelets[c] = colours[c].wavelets - colour_prev_[c].wavelets,
+      f.colour_backpressure[c] = colours[c].backpressure - colour_prev_[c].backpressure;
   }
   colour_prev_ = std::move(colours);
 
@@ -198,14 +250,16 @@ void ActivityRecorder::sample(Cycle boundary) {
   egress_series_.push_back(out - std::min(out, egress_prev_));
   ingress_prev_ = in, egress_prev_ = out;
   last_boundary_ = boundary;
+  if (keep) f.ingress_wavelets = ingress_series_.back(), f.egress_wavelets = egress_series_.back();
+
+  // Hand the traced PEs' slices over (or drop them), so the logs hold one interval at most.
+  if (observer_) observer_->on_interval(*this, f, traced_);
+  for (TracedPe& t : traced_) t.tasks.clear();
 }
 
 void ActivityRecorder::finish() {
   finished_ = true;
-  for (TracedPe& t : traced_) {
-    wafer_.pe(t.coord).task_log = nullptr;
-    if (t.tasks.size() > kMaxTasksPerPe) t.tasks.resize(kMaxTasksPerPe), t.truncated = true;
-  }
+  set_logs(false);
   const size_t n = starts_.size();
   const auto& pes = wafer_.pes();
   // Waiting for input: cycles of a PE with a program that are neither busy nor stalled, up to
@@ -233,12 +287,16 @@ void ActivityRecorder::finish() {
   auto column = [&](const std::vector<uint8_t>& bytes, size_t count) {
     return fb::CreateColumn(fbb, uint32_t(count), fbb.CreateVector(bytes));
   };
-  auto metrics = [&](const std::vector<std::vector<std::vector<uint8_t>>>& cols, const MetricName* names,
-                     size_t count) {
+  // Each column is released once it is in the buffer, so the peak is about twice the dump, not
+  // three times (a full wafer's dump is ~175 MB).
+  auto metrics = [&](std::vector<std::vector<std::vector<uint8_t>>>& cols, const MetricName* names, size_t count) {
     std::vector<flatbuffers::Offset<fb::Metric>> out;
     for (size_t m = 0; m < cols.size(); ++m) {
       std::vector<flatbuffers::Offset<fb::Column>> frames;
-      for (const auto& f : cols[m]) frames.push_back(column(f, count));
+      for (auto& f : cols[m]) {
+        frames.push_back(column(f, count));
+        std::vector<uint8_t>().swap(f);
+      }
       out.push_back(fb::CreateMetric(fbb, fbb.CreateString(names[m].name), fbb.CreateString(names[m].unit),
                                      fbb.CreateVector(frames)));
     }
@@ -255,6 +313,10 @@ void ActivityRecorder::finish() {
   auto links = fbb.CreateVectorOfStructs(link_refs);
   auto link_metrics = metrics(link_cols_, kLinkNames, link_refs.size());
   auto colour_metrics = metrics(colour_cols_, kLinkNames, colour_prev_.size());
+  std::vector<fb::LaneRef> lane_refs;
+  for (const LaneRef& l : lanes_) lane_refs.emplace_back(l.tile, l.colour, l.tx);
+  auto lanes = fbb.CreateVectorOfStructs(lane_refs);
+  auto lane_metrics = metrics(lane_cols_, kLinkNames, lane_refs.size());
   std::vector<flatbuffers::Offset<fb::Series>> series = {
       fb::CreateSeries(fbb, fbb.CreateString("ingress_wavelets"), fbb.CreateString("wavelets"),
                        fbb.CreateVector(ingress_series_)),
@@ -302,9 +364,11 @@ void ActivityRecorder::finish() {
   b.add_colour_metrics(colour_metrics);
   b.add_series(series_vec);
   b.add_sram_buffers(buffers_vec);
+  b.add_lanes(lanes);
+  b.add_lane_metrics(lane_metrics);
   fb::FinishActivityDumpBuffer(fbb, b.Finish());
   dump_.assign(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
-  pe_cols_.clear(), link_cols_.clear(), colour_cols_.clear();
+  pe_cols_.clear(), link_cols_.clear(), colour_cols_.clear(), lane_cols_.clear();
 }
 
 const std::vector<uint8_t>& ActivityRecorder::dump() {

@@ -1,21 +1,24 @@
 #pragma once
 // Records what a wafer does while one layer (or kernel) runs: per-interval counters of every tile
 // with a program or a route and of every link, written as an ActivityDump FlatBuffer
-// (schemas/activity_dump.fbs); optionally the task slices of a small rectangle of PEs, for a
-// Perfetto trace. Independent of the kernel: it takes a finalized Wafer, names and an interval.
+// (schemas/activity_dump.fbs). Independent of the kernel: it takes a finalized Wafer, names and
+// an interval. An observer (a trace writer, wafer/activity_observer.hpp) gets every interval's
+// counters and the task and DSD-op slices of the traced PEs as each sample is taken.
 //
 //   ActivityRecorder rec(wafer, {"fc1", "fwd"}, 1000);
-//   rec.trace_tasks({0, 0, 4, 4});
+//   rec.trace_tasks({0, 0, 16, 16});      // optional: log these PEs' slices ...
+//   rec.set_observer(&writer);            // ... and hand them over at every sample
 //   WaferRun run = wafer.run(max_cycles, rec.hooks(progress));
 //   rec.write(dir / "activity.wsad");
 //
 // Samples are taken with every worker paused at interval boundaries (RunHooks::sample), so the
-// dump is bit-identical at any thread count.
+// dump and everything an observer sees is bit-identical at any thread count.
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "wafer/activity_observer.hpp"
 #include "wafer/wafer.hpp"
 
 namespace wse {
@@ -32,11 +35,12 @@ struct TileRect {
   bool empty() const { return x1 <= x0 || y1 <= y0; }
 };
 
-// Every task one PE ran, in order (TaskCost::start is the wafer clock).
-struct TracedPe {
-  Coord coord;
-  std::vector<TaskCost> tasks;
-  bool truncated = false;  // stopped logging at kMaxTasksPerPe
+// A router lane (one colour's buffer at one router) as the dump names it: the tile, the colour and
+// every tx direction the colour may use there (over all switch positions; bit d = fabric Dir d).
+struct LaneRef {
+  TileId tile = 0;
+  Colour colour = 0;
+  uint8_t tx = 0;
 };
 
 // A phase of the off-wafer streams (MemoryX -> ingress, egress -> host), in cycles [start, end)
@@ -50,7 +54,6 @@ struct StreamPhase {
 
 class ActivityRecorder {
  public:
-  static constexpr size_t kMaxTasksPerPe = 1u << 20;
   static constexpr uint32_t kFormatVersion = 1;
 
   // `wafer` must be finalized and must outlive the recorder. interval >= 1. Construct it just
@@ -61,8 +64,11 @@ class ActivityRecorder {
   ActivityRecorder(const ActivityRecorder&) = delete;
   ActivityRecorder& operator=(const ActivityRecorder&) = delete;
 
-  // Logs the tasks of the PEs in `rect` (clipped to the mesh) during the run.
+  // Logs the tasks and DSD ops of the PEs with a program in `rect` (clipped to the mesh). The log
+  // is drained at every sample: to the observer if there is one, else dropped.
   void trace_tasks(TileRect rect);
+  // Called at every sample with the interval's counters and the traced PEs' new slices.
+  void set_observer(ActivityObserver* o) { observer_ = o; }
   // Hooks for Wafer::run: samples at every interval boundary; `progress` is passed through.
   RunHooks hooks(ProgressFn progress = {});
   // One sample; called by the hooks with the workers paused and counters settled to `boundary`.
@@ -76,8 +82,13 @@ class ActivityRecorder {
   size_t intervals() const { return starts_.size(); }
   Cycle start_cycle() const { return start_; }
   Cycle cycles() const { return last_boundary_ - start_; }  // recorded so far
-  const std::vector<TracedPe>& traced() const { return traced_; }
+  size_t traced_pes() const { return traced_.size(); }
   std::vector<StreamPhase> stream_phases() const;
+  const Wafer& wafer() const { return wafer_; }
+  const ActivityMeta& meta() const { return meta_; }
+  // The tiles and lanes the dump stores, in its order (tiles with a program or a route).
+  const std::vector<TileId>& tiles() const { return tiles_; }
+  const std::vector<LaneRef>& lanes() const { return lanes_; }
 
  private:
   struct TilePrev {
@@ -86,6 +97,7 @@ class ActivityRecorder {
   struct LinkPrev {
     uint64_t wavelets = 0, backpressure = 0;
   };
+  void set_logs(bool on);
   void finish();
   static TilePrev tile_counters(const Pe& pe, Cycle boundary);
   std::vector<LinkPrev> colour_counters() const;
@@ -101,14 +113,18 @@ class ActivityRecorder {
   std::vector<TilePrev> tile_prev_;
   std::vector<LinkPrev> link_prev_;
   std::vector<LinkPrev> colour_prev_;
+  std::vector<LaneRef> lanes_;
+  std::vector<LinkPrev> lane_prev_;
   std::vector<uint32_t> last_active_;  // per stored tile: 1 + last interval with any activity (0 = none)
   uint64_t ingress_prev_ = 0, egress_prev_ = 0;
   std::vector<Cycle> starts_;
   // Encoded columns: [metric][interval] varints, per the kPe*/kLink*/kColour* indices in the .cpp.
-  std::vector<std::vector<std::vector<uint8_t>>> pe_cols_, link_cols_, colour_cols_;
+  std::vector<std::vector<std::vector<uint8_t>>> pe_cols_, link_cols_, colour_cols_, lane_cols_;
   std::vector<uint64_t> ingress_series_, egress_series_;
   std::vector<Cycle> ingress_first_ready_;
   std::vector<TracedPe> traced_;
+  ActivityObserver* observer_ = nullptr;
+  IntervalFrame frame_;  // the interval just sampled, for the observer (reused: no growth)
   std::vector<uint8_t> dump_;
   bool finished_ = false;
 };

@@ -1,5 +1,6 @@
 # ctest fixture for the browser test: a real viewer page, from `wse trace` of the GEMV example
-# followed by `wse viz`. Run with -DWSE=<wse binary> -DSRC=<source dir> -DOUT=<output dir>.
+# followed by `wse viz` (which takes the timelines from trace.pftrace beside the dump). Run with
+# -DWSE=<wse binary> -DSRC=<source dir> -DOUT=<output dir>.
 file(REMOVE_RECURSE ${OUT})
 execute_process(COMMAND ${WSE} trace ${SRC}/examples/gemv.yaml --interval 500 --threads 1 --out ${OUT}/trace
                 RESULT_VARIABLE rc OUTPUT_QUIET)
@@ -15,4 +16,11 @@ file(WRITE ${OUT}/corrupt.wsad "WSAD but not really a dump")
 execute_process(COMMAND ${WSE} viz ${OUT}/corrupt.wsad --out ${OUT}/corrupt RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 2 OR NOT err MATCHES "corrupt.wsad")
   message(FATAL_ERROR "wse viz of a corrupt dump: exit ${rc}, stderr '${err}' (want 2 and the file name)")
+endif()
+# A corrupt trace given for the timelines: a clear error naming it, exit code 2.
+file(WRITE ${OUT}/corrupt.pftrace "not a perfetto trace")
+execute_process(COMMAND ${WSE} viz ${OUT}/trace/activity.wsad --trace ${OUT}/corrupt.pftrace --out ${OUT}/corrupt_trace
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "corrupt.pftrace")
+  message(FATAL_ERROR "wse viz with a corrupt trace: exit ${rc}, stderr '${err}' (want 2 and the file name)")
 endif()

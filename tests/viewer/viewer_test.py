@@ -3,8 +3,11 @@
 
 Loads index.html from a file URL, checks the mesh canvas is drawn, moves the mouse onto a PE and
 checks the panel shows that PE's counters exactly as embedded in the page, switches metric, interval
-and zoom, and saves a screenshot. Needs only the Python standard library, /usr/bin/chromium and
-/usr/bin/chromedriver (Debian packages chromium and chromium-driver): nothing is downloaded.
+and zoom; then the fabric: in screenshots (decoded here) each link is drawn in the colour of its
+utilization, backpressure in its own colour, the colour filter keeps only that colour's links, and
+a clicked PE shows its timeline for the interval as embedded. Saves the screenshots. Needs only the
+Python standard library, /usr/bin/chromium and /usr/bin/chromedriver (Debian packages chromium and
+chromium-driver): nothing is downloaded.
 
 Exit status: 0 pass, 1 fail, 77 skip (no chromium / chromedriver installed).
 """
@@ -20,6 +23,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+import zlib
 
 BG = (23, 24, 28)  # the page's background, #17181c
 
@@ -83,6 +87,180 @@ class WebDriver:
 
 
 failures = []
+
+
+def decode_png(png):
+    """RGB(A) pixels of an 8-bit, non-interlaced PNG (what Chromium's screenshots are): (w, h, rows)."""
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, w = 8, b"", 0
+    while pos < len(png):
+        n = int.from_bytes(png[pos:pos + 4], "big")
+        kind, body = png[pos + 4:pos + 8], png[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype, _, _, interlace = body[0:4], body[4:8], body[8], body[9], body[10], body[11], body[12]
+            w, h = int.from_bytes(w, "big"), int.from_bytes(h, "big")
+            assert depth == 8 and interlace == 0 and ctype in (2, 6), (depth, ctype, interlace)
+            bpp = 3 if ctype == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw, stride, rows, prev = zlib.decompress(idat), w * bpp, [], bytearray(w * bpp)
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(line)
+        prev = line
+    return w, h, [[tuple(r[x * bpp:x * bpp + 3]) for x in range(w)] for r in rows]
+
+
+def pixel(img, pt):
+    w, h, rows = img
+    x, y = int(pt["x"]), int(pt["y"])
+    return rows[y][x] if 0 <= x < w and 0 <= y < h else None
+
+
+def near(a, b, tol=8):
+    return a is not None and all(abs(x - y) <= tol for x, y in zip(a, b))
+
+
+def screenshot(wd, path):
+    png = base64.b64decode(wd.s("GET", "/screenshot"))
+    with open(path, "wb") as f:
+        f.write(png)
+    return png, decode_png(png)
+
+
+def click(wd, x, y):
+    wd.s("POST", "/actions", {"actions": [{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
+                                           "actions": [{"type": "pointerMove", "duration": 0, "origin": "viewport",
+                                                        "x": int(round(x)), "y": int(round(y))},
+                                                       {"type": "pointerDown", "button": 0},
+                                                       {"type": "pointerUp", "button": 0}]}]})
+    wd.s("DELETE", "/actions")
+
+
+def check_fabric(wd, data, shots):
+    """Links: utilization colours, backpressure marker, the colour filter, in real screenshots."""
+    fab = data.get("fabric")
+    check(bool(fab and fab["links"]), "the page embeds the fabric's links")
+    if not fab or not fab["links"]:
+        return
+    names = [m["name"] for m in data["metrics"]]
+    # The interval with the most backpressured links, on a dark metric (idle cells), links on.
+    frame = max(range(len(data["intervals"])), key=lambda k: sum(1 for v in fab["backpressure"][k] if v))
+    wd.js("window.wseViz.setMetric(arguments[0]); window.wseViz.setFrame(arguments[1]); window.wseViz.setColour(-1);"
+          "window.wseViz.setLinks(true)", names.index("fmac_cycles") if "fmac_cycles" in names else 0, frame)
+    wd.move_mouse(2, 2)  # no hover outline over the links
+    vals = wd.js("return window.wseViz.linkValues()")
+    expect = [[i, w, b] for i, (w, b) in enumerate(zip(fab["wavelets"][frame], fab["backpressure"][frame])) if w or b]
+    check(vals == expect, f"links drawn in interval {frame + 1}: {len(vals)}, as embedded")
+    length = wd.js("return window.wseViz.intervalLength(arguments[0])", frame)
+    _, img = screenshot(wd, shots + "_links.png")
+    plain = [v for v in vals if v[1] and not v[2]][:40]
+    wrong = []
+    for i, w, _ in plain:
+        want = wd.js("return window.wseViz.linkColour(arguments[0])", w / length)
+        got = pixel(img, wd.js("return window.wseViz.linkPoints(arguments[0]).mid", i))
+        if not near(got, want):
+            wrong.append((i, got, want))
+    check(plain and not wrong, f"{len(plain)} links drawn in their utilization's colour" + (f": {wrong[:3]}" if wrong else ""))
+    bp = [v for v in vals if v[2]][:40]
+    red = tuple(wd.js("return window.wseViz.backpressureColour"))
+    bad = [i for i, _, _ in bp if not near(pixel(img, wd.js("return window.wseViz.linkPoints(arguments[0]).bp", i)), red)]
+    check(bp and not bad, f"{len(bp)} links with backpressure marked in its own colour {red}" + (f": not at {bad[:5]}" if bad else ""))
+
+    # Links off: those pixels go back to the heatmap.
+    wd.js("window.wseViz.setLinks(false)")
+    _, off = screenshot(wd, shots + "_nolinks.png")
+    changed = sum(1 for i, w, _ in plain if not near(pixel(off, wd.js("return window.wseViz.linkPoints(arguments[0]).mid", i)),
+                                                     pixel(img, wd.js("return window.wseViz.linkPoints(arguments[0]).mid", i)), 2))
+    check(changed == len(plain), f"turning links off removes them ({changed} of {len(plain)})")
+    wd.js("window.wseViz.setLinks(true)")
+
+    # The colour filter: the colour on most links; links it does not use disappear, the rest show
+    # that colour's own utilization.
+    if not fab["colours"]:
+        check(False, "the page embeds links per colour")
+        return
+    def plain_links(j):
+        col = fab["colours"][j]
+        return sum(1 for w, b in zip(col["wavelets"][frame], col["backpressure"][frame]) if w and not b)
+    k = max(range(len(fab["colours"])), key=lambda j: (plain_links(j), sum(1 for v in fab["colours"][j]["wavelets"][frame] if v)))
+    c = fab["colours"][k]
+    wd.js("window.wseViz.setColour(arguments[0])", k)
+    cvals = wd.js("return window.wseViz.linkValues()")
+    want = [[c["links"][j], w, b] for j, (w, b) in enumerate(zip(c["wavelets"][frame], c["backpressure"][frame])) if w or b]
+    check(cvals == want, f"colour c{c['colour']}: {len(cvals)} links, as embedded")
+    _, cimg = screenshot(wd, shots + "_colour.png")
+    kept = {v[0] for v in cvals}
+    gone = [v for v in plain if v[0] not in kept][:20]
+    still = [v for v in gone if near(pixel(cimg, wd.js("return window.wseViz.linkPoints(arguments[0]).mid", v[0])),
+                                     pixel(img, wd.js("return window.wseViz.linkPoints(arguments[0]).mid", v[0])), 2)]
+    check(not still, f"the filter hides {len(gone)} links of other colours" + (f": still drawn {still[:3]}" if still else ""))
+    shown = [v for v in cvals if v[1] and not v[2]][:20]
+    wrong = [v for v in shown if not near(pixel(cimg, wd.js("return window.wseViz.linkPoints(arguments[0]).mid", v[0])),
+                                          wd.js("return window.wseViz.linkColour(arguments[0])", v[1] / length))]
+    marked = [v for v in cvals if v[2]][:20]
+    unmarked = [v for v in marked if not near(pixel(cimg, wd.js("return window.wseViz.linkPoints(arguments[0]).bp", v[0])), red)]
+    check((shown or marked) and not wrong and not unmarked,
+          f"{len(shown)} links of c{c['colour']} in the colour of that colour's utilization, {len(marked)} with its backpressure marked")
+    legend = wd.js("return document.getElementById('link-title').textContent")
+    check(f"colour {c['colour']}" in legend, f"link legend names the colour: {legend}")
+    wd.js("window.wseViz.setColour(-1)")
+
+
+def check_timeline(wd, data, shots):
+    """A clicked PE's tasks and DSD ops in the interval, as embedded."""
+    tl = data.get("timeline")
+    check(bool(tl and tl["pes"]), "the page embeds the PEs' timelines")
+    if not tl or not tl["pes"]:
+        return
+    # The PE with the most bars; the interval where it has the most.
+    key = max(tl["pes"], key=lambda p: sum(len(v) for v in tl["pes"][p].values()))
+    x, y = map(int, key.split(","))
+
+    def bars(frame):
+        s, e = data["intervals"][frame]
+        out = []
+        for th in sorted(tl["pes"][key], key=int):
+            v = tl["pes"][key][th]
+            for i in range(0, len(v), 4):
+                if v[i + 1] > s and v[i] < e:
+                    out.append({"thread": int(th), "start": v[i], "end": v[i + 1], "name": tl["names"][v[i + 2]], "count": v[i + 3]})
+        return out
+    frame = max(range(len(data["intervals"])), key=lambda k: len(bars(k)))
+    wd.js("window.wseViz.setFrame(arguments[0])", frame)
+    c = wd.js("return window.wseViz.cellCentre(arguments[0], arguments[1])", x, y)
+    click(wd, c["x"], c["y"])
+    title = wd.js("const t = document.getElementById('tl-title'); return t ? [t.textContent, +t.dataset.x, +t.dataset.y] : null")
+    check(title is not None and title[1:] == [x, y], f"clicking PE ({x},{y}) opens its timeline: {title and title[0]}")
+    got = wd.js("return window.wseViz.timelineBars()")
+    want = bars(frame)
+    check(got == want and len(want) > 0, f"timeline of PE ({x},{y}) in interval {frame + 1}: {len(got)} bars, as embedded")
+    rows = wd.js("return document.querySelectorAll('#tl-table tr.tl-row').length")
+    check(rows == min(200, len(want)), f"timeline table lists {rows} slices")
+    ink = wd.js("""const c = document.getElementById('tl-canvas'), d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+                   let n = 0; for (let i = 0; i < d.length; i += 4) if (d[i + 3] && (d[i] + d[i + 1] + d[i + 2]) > 200) n++; return n;""")
+    check(ink > 100, f"timeline bars drawn ({ink} pixels)")
+    # Another interval: the timeline follows the slider.
+    other = (frame + 1) % len(data["intervals"])
+    wd.js("window.wseViz.setFrame(arguments[0])", other)
+    check(wd.js("return window.wseViz.timelineBars()") == bars(other), f"the timeline follows the interval ({other + 1})")
+    wd.js("window.wseViz.setFrame(arguments[0])", frame)
+    png, _ = screenshot(wd, shots + "_timeline.png")
+    check(len(png) > 10000, f"timeline screenshot saved ({len(png)} bytes)")
 
 
 def check(cond, what):
@@ -213,6 +391,10 @@ def main():
         with open(a.screenshot, "wb") as f:
             f.write(png)
         check(png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10000, f"screenshot saved: {a.screenshot} ({len(png)} bytes)")
+
+        shots = os.path.splitext(a.screenshot)[0]
+        check_fabric(wd, data, shots)
+        check_timeline(wd, data, shots)
     finally:
         wd.quit()
         log.close()

@@ -1,6 +1,9 @@
 #include "tools/viz/html_viewer.hpp"
 
 #include <algorithm>
+#include <array>
+#include <map>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "tools/viz/colour_scale.hpp"
@@ -45,7 +48,7 @@ constexpr const char* kHead = R"HTML(<!DOCTYPE html>
   aside h2 { font-size:12px; text-transform:uppercase; letter-spacing:.08em; color:var(--dim); margin:0 0 6px; font-weight:600; }
   #legend { margin-bottom:16px; }
   #legend-bar { width:100%; height:14px; display:block; border-radius:3px; }
-  #legend-labels { display:flex; justify-content:space-between; color:var(--dim); font-variant-numeric:tabular-nums; margin-top:2px; }
+  #legend-labels, .labels { display:flex; justify-content:space-between; color:var(--dim); font-variant-numeric:tabular-nums; margin-top:2px; }
   #pe-title { font-size:15px; font-weight:600; margin:0 0 2px; }
   #pe-sub { color:var(--dim); margin-bottom:8px; }
   table { border-collapse:collapse; width:100%; font-variant-numeric:tabular-nums; }
@@ -56,6 +59,12 @@ constexpr const char* kHead = R"HTML(<!DOCTYPE html>
   tr.current td { color:var(--accent); }
   td.unit { color:var(--dim); text-align:left; }
   .hint { color:var(--dim); }
+  #link-legend { margin:-8px 0 16px; }
+  #link-bar { width:100%; height:10px; display:block; border-radius:3px; }
+  .swatch { display:inline-block; width:10px; height:10px; border-radius:2px; vertical-align:-1px; margin-right:4px; }
+  #tl { margin-bottom:16px; }
+  #tl-canvas { width:100%; display:block; background:#1b1d22; border-radius:3px; margin:6px 0; }
+  #tl-table td:first-child { max-width:150px; }
 </style>
 <script>window.__errors = []; window.addEventListener("error", (e) => window.__errors.push(String(e.message)));</script>
 </head>
@@ -71,7 +80,10 @@ constexpr const char* kHead = R"HTML(<!DOCTYPE html>
   <label>zoom</label>
   <button id="zoom-in" title="zoom in (wheel)">+</button><button id="zoom-out" title="zoom out (wheel)">&minus;</button>
   <button id="zoom-fit" title="fit the mesh">fit</button>
-  <span class="hint">drag to pan</span>
+  <span class="hint">drag to pan, click a PE for its timeline</span>
+  <span class="sep"></span>
+  <label><input type="checkbox" id="links" checked> links</label>
+  <label for="colour">colour</label><select id="colour"><option value="-1">all colours</option></select>
 </div>
 <div id="note"></div>
 <main>
@@ -79,6 +91,10 @@ constexpr const char* kHead = R"HTML(<!DOCTYPE html>
   <aside>
     <div id="legend"><h2 id="legend-title">scale</h2><canvas id="legend-bar" width="300" height="14"></canvas>
       <div id="legend-labels"><span id="legend-lo">0</span><span id="legend-mid"></span><span id="legend-hi"></span></div></div>
+    <div id="link-legend"><h2 id="link-title">links: utilization</h2><canvas id="link-bar" width="300" height="10"></canvas>
+      <div class="labels"><span>0%</span><span>50%</span><span>100%</span></div>
+      <div class="hint"><span class="swatch" style="background:rgb(255,45,85)"></span>backpressure (a wavelet waited for a credit)</div></div>
+    <div id="tl"><h2>Timeline</h2><div id="tl-body" class="hint">Click a PE to see its tasks and DSD ops in the interval.</div></div>
     <h2>PE under the cursor</h2>
     <div id="pe-panel"><div class="hint">Hover a PE to see its counters.</div></div>
   </aside>
@@ -94,7 +110,8 @@ constexpr const char* kTail = R"HTML(</script>
   const canvas = $("mesh"), ctx = canvas.getContext("2d");
   const BG = "#17181c", RULER = 30, TOP = 20;
   const S = { metric: 0, frame: 0, playing: false, timer: null, scale: 1, ox: 0, oy: 0, fitted: true,
-              hover: null, drag: null };
+              hover: null, drag: null, links: true, colour: -1, pinned: null };
+  const F = D.fabric || null, T = D.timeline || null;
 
   // The same colour table and interpolation as the PNGs (tools/viz/colour_scale.cpp).
   function viridis(t) {
@@ -163,6 +180,11 @@ constexpr const char* kTail = R"HTML(</script>
       for (let y = 0; y <= G.height; ++y) { const py = Math.round(S.oy + y * S.scale) + 0.5; ctx.moveTo(S.ox, py); ctx.lineTo(S.ox + w, py); }
       ctx.stroke();
     }
+    drawLinks();
+    if (S.pinned) {
+      ctx.strokeStyle = "#fde725"; ctx.lineWidth = 2;
+      ctx.strokeRect(S.ox + S.pinned.cx * S.scale - 1, S.oy + S.pinned.cy * S.scale - 1, S.scale + 2, S.scale + 2);
+    }
     if (S.hover) {
       ctx.strokeStyle = "#ffffff"; ctx.lineWidth = 2;
       ctx.strokeRect(S.ox + S.hover.cx * S.scale - 1, S.oy + S.hover.cy * S.scale - 1, S.scale + 2, S.scale + 2);
@@ -183,6 +205,107 @@ constexpr const char* kTail = R"HTML(</script>
       if (py >= TOP && py <= r.height) ctx.fillText(String(y), RULER - 4, py);
     }
   }
+
+  // --- the fabric: a segment per link, from a cell towards its neighbour, on the right-hand side
+  // of its direction of travel (so the two directions between two PEs sit side by side).
+  const DIRS = [[0, -1], [1, 0], [0, 1], [-1, 0]];
+  const LINK_STOPS = [[44, 123, 182], [171, 217, 233], [255, 255, 255]], BP = [255, 45, 85];
+  function linkColour(u) {
+    if (!(u > 0)) u = 0; if (u > 1) u = 1;
+    const i = u < 0.5 ? 0 : 1, f = u < 0.5 ? u * 2 : (u - 0.5) * 2, a = LINK_STOPS[i], b = LINK_STOPS[i + 1];
+    return [0, 1, 2].map((k) => Math.round(a[k] + (b[k] - a[k]) * f));
+  }
+  function intervalLength(i) { const iv = D.intervals[i]; return Math.max(1, iv[1] - iv[0]); }
+  // The links to draw in this interval under the colour filter: [link index, wavelets, backpressure].
+  function linkValues() {
+    const out = [];
+    if (!F) return out;
+    if (S.colour < 0) {
+      const w = F.wavelets[S.frame], b = F.backpressure[S.frame];
+      for (let i = 0; i < F.links.length; ++i) if (w[i] || b[i]) out.push([i, w[i], b[i]]);
+    } else {
+      const c = F.colours[S.colour], w = c.wavelets[S.frame], b = c.backpressure[S.frame];
+      for (let j = 0; j < c.links.length; ++j) if (w[j] || b[j]) out.push([c.links[j], w[j], b[j]]);
+    }
+    return out;
+  }
+  function linkGeom(i) {
+    const [cx, cy, d] = F.links[i], s = S.scale, [dx, dy] = DIRS[d];
+    const x0 = S.ox + (cx + 0.5) * s, y0 = S.oy + (cy + 0.5) * s, off = 0.16 * s, px = -dy * off, py = dx * off;
+    const a = { x: x0 + dx * 0.2 * s + px, y: y0 + dy * 0.2 * s + py }, b = { x: x0 + dx * 0.8 * s + px, y: y0 + dy * 0.8 * s + py };
+    return { a, b, mid: { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 },
+             bp: { x: a.x + (b.x - a.x) * 0.12, y: a.y + (b.y - a.y) * 0.12 }, width: Math.max(1.5, 0.13 * s) };
+  }
+  function drawLinks() {
+    if (!F || !S.links || S.scale < 3) return;
+    const len = intervalLength(S.frame);
+    ctx.lineCap = "butt";
+    for (const [i, w, b] of linkValues()) {
+      const g = linkGeom(i);
+      ctx.strokeStyle = "rgba(0,0,0,0.85)"; ctx.lineWidth = g.width + 2;
+      ctx.beginPath(); ctx.moveTo(g.a.x, g.a.y); ctx.lineTo(g.b.x, g.b.y); ctx.stroke();
+      ctx.strokeStyle = `rgb(${linkColour(w / len)})`; ctx.lineWidth = g.width;
+      ctx.beginPath(); ctx.moveTo(g.a.x, g.a.y); ctx.lineTo(g.b.x, g.b.y); ctx.stroke();
+      if (b > 0) {  // where the wavelet waited: a marker at the link's start
+        const r = g.width / 2 + 1.5;
+        ctx.fillStyle = `rgb(${BP})`; ctx.fillRect(g.bp.x - r, g.bp.y - r, 2 * r, 2 * r);
+      }
+    }
+  }
+  function drawLinkLegend() {
+    const lc = $("link-bar"), lx = lc.getContext("2d");
+    for (let x = 0; x < lc.width; ++x) { lx.fillStyle = `rgb(${linkColour(x / (lc.width - 1))})`; lx.fillRect(x, 0, 1, lc.height); }
+    $("link-title").textContent = (S.colour < 0 ? "links: utilization, all colours" : `links: utilization of colour ${F.colours[S.colour].colour}`) +
+      (B > 1 ? ", max over a block edge" : "");
+    $("link-legend").style.display = F ? "block" : "none";
+  }
+
+  // --- a PE's timeline: its threads' tasks and DSD ops in the current interval.
+  const TL_COLOURS = ["#35b779", "#31688e", "#fde725", "#6ece58", "#b5de2b", "#1f9e89", "#26828e", "#3e4989", "#90d743", "#c8e020"];
+  function timelineBars() {
+    if (!T || !S.pinned || B !== 1) return [];
+    const threads = T.pes[`${S.pinned.cx},${S.pinned.cy}`] || {};
+    const [s, e] = D.intervals[S.frame], out = [];
+    for (const th of Object.keys(threads).map(Number).sort((a, b) => a - b)) {
+      const v = threads[th];
+      for (let k = 0; k < v.length; k += 4)
+        if (v[k + 1] > s && v[k] < e) out.push({ thread: th, start: v[k], end: v[k + 1], name: T.names[v[k + 2]], count: v[k + 3] });
+    }
+    return out;
+  }
+  function updateTimeline() {
+    const body = $("tl-body");
+    if (!S.pinned) return;
+    const x = S.pinned.cx * B, y = S.pinned.cy * B;
+    if (!T) { body.innerHTML = '<div class="hint">No trace beside this dump (wse viz --trace DIR/trace.pftrace).</div>'; return; }
+    if (B !== 1) { body.innerHTML = '<div class="hint">Timelines are shown when every cell is one PE (this page is downsampled).</div>'; return; }
+    const [s, e] = D.intervals[S.frame], bars = timelineBars(), threads = [...new Set(bars.map((b) => b.thread))];
+    const rowH = 16, W = 300, H = Math.max(1, threads.length) * rowH + 14;
+    let html = `<div id="tl-title" data-x="${x}" data-y="${y}">PE (${x}, ${y}) · cycles ${s}–${e}</div>`;
+    if (T.truncated && e > T.complete_until) html += `<div class="hint">bars from cycle ${T.complete_until} on may be missing (budget)</div>`;
+    html += `<canvas id="tl-canvas" width="${W}" height="${H}" style="height:${H}px"></canvas>`;
+    if (!bars.length) html += '<div class="hint">No task or DSD op in this interval.</div>';
+    let rows = "";
+    bars.slice(0, 200).forEach((b) => {
+      rows += `<tr class="tl-row"><td>${esc(b.name)}${b.count > 1 ? " ×" + b.count : ""}</td><td>${b.thread ? "ut" + (b.thread - 1) : "main"}</td>` +
+        `<td>${b.start}</td><td>${b.end - b.start}</td></tr>`;
+    });
+    if (bars.length > 200) rows += `<tr><td colspan="4" class="hint">… ${bars.length - 200} more</td></tr>`;
+    if (bars.length) html += `<table id="tl-table"><thead><tr><th>slice</th><th>thread</th><th>start</th><th>cycles</th></tr></thead><tbody>${rows}</tbody></table>`;
+    body.className = ""; body.innerHTML = html;
+    const c = $("tl-canvas"), g = c.getContext("2d"), sx = (W - 40) / Math.max(1, e - s);
+    g.fillStyle = "#9a9ca5"; g.font = "10px system-ui, sans-serif"; g.textBaseline = "middle";
+    threads.forEach((th, r) => {
+      g.fillStyle = "#9a9ca5"; g.fillText(th ? "ut" + (th - 1) : "main", 2, r * rowH + rowH / 2);
+      for (const b of bars) if (b.thread === th) {
+        const x0 = 40 + (Math.max(s, b.start) - s) * sx, x1 = 40 + (Math.min(e, b.end) - s) * sx;
+        g.fillStyle = TL_COLOURS[T.names.indexOf(b.name) % TL_COLOURS.length];
+        g.fillRect(x0, r * rowH + 2, Math.max(1, x1 - x0), rowH - 4);
+      }
+    });
+    g.fillStyle = "#9a9ca5"; g.fillText(String(s), 40, H - 6); g.textAlign = "right"; g.fillText(String(e), W - 2, H - 6);
+  }
+  function pin(cx, cy) { S.pinned = { cx, cy }; updateTimeline(); draw(); }
 
   function drawLegend() {
     const m = D.metrics[S.metric], lc = $("legend-bar"), lx = lc.getContext("2d");
@@ -222,7 +345,7 @@ constexpr const char* kTail = R"HTML(</script>
   function setFrame(f) {
     S.frame = (f + D.intervals.length) % D.intervals.length;
     $("slider").value = S.frame; $("interval-label").textContent = intervalText(S.frame);
-    paintOffscreen(); draw(); updatePanel();
+    paintOffscreen(); draw(); updatePanel(); updateTimeline();
   }
   function setMetric(k) { S.metric = k; $("metric").value = k; drawLegend(); paintOffscreen(); draw(); updatePanel(); }
   function setPlaying(on) {
@@ -250,6 +373,12 @@ constexpr const char* kTail = R"HTML(</script>
   }
   D.metrics.forEach((m, k) => { const o = document.createElement("option"); o.value = k; o.textContent = `${m.name} (${m.unit})`; $("metric").appendChild(o); });
   $("metric").addEventListener("change", (e) => setMetric(Number(e.target.value)));
+  if (F) F.colours.forEach((c, k) => { const o = document.createElement("option"); o.value = k; o.textContent = `c${c.colour}`; $("colour").appendChild(o); });
+  function setColour(k) { S.colour = k; $("colour").value = String(k); drawLinkLegend(); draw(); }
+  function setLinks(on) { S.links = on; $("links").checked = on; draw(); }
+  $("colour").addEventListener("change", (e) => setColour(Number(e.target.value)));
+  $("links").addEventListener("change", (e) => setLinks(e.target.checked));
+  if (F && F.note) { $("note").style.display = "block"; $("note").textContent += " " + F.note; }
   $("slider").max = D.intervals.length - 1;
   $("slider").addEventListener("input", (e) => { setPlaying(false); setFrame(Number(e.target.value)); });
   $("play").addEventListener("click", () => setPlaying(!S.playing));
@@ -263,7 +392,11 @@ constexpr const char* kTail = R"HTML(</script>
     zoomAt(Math.pow(1.0015, -e.deltaY), e.clientX - r.left, e.clientY - r.top);
   }, { passive: false });
   canvas.addEventListener("mousedown", (e) => { S.drag = { x: e.clientX, y: e.clientY, ox: S.ox, oy: S.oy }; canvas.classList.add("dragging"); });
-  window.addEventListener("mouseup", () => { S.drag = null; canvas.classList.remove("dragging"); });
+  canvas.addEventListener("click", (e) => {
+    if (S.drag && (Math.abs(e.clientX - S.drag.x) > 3 || Math.abs(e.clientY - S.drag.y) > 3)) return;  // a drag, not a click
+    const c = cellAt(e); if (c) pin(c.cx, c.cy);
+  });
+  window.addEventListener("mouseup", () => { setTimeout(() => { S.drag = null; }, 0); canvas.classList.remove("dragging"); });
   canvas.addEventListener("mousemove", (e) => {
     if (S.drag) { S.ox = S.drag.ox + e.clientX - S.drag.x; S.oy = S.drag.oy + e.clientY - S.drag.y; S.fitted = false; }
     const c = cellAt(e);
@@ -288,9 +421,15 @@ constexpr const char* kTail = R"HTML(</script>
       const r = canvas.getBoundingClientRect();
       return { x: r.left + S.ox + (Math.floor(x / B) + 0.5) * S.scale, y: r.top + S.oy + (Math.floor(y / B) + 0.5) * S.scale };
     },
-    setMetric, setFrame,
+    // Link i as drawn now: client coordinates of its middle and of its backpressure marker.
+    linkPoints(i) {
+      const r = canvas.getBoundingClientRect(), g = linkGeom(i);
+      return { mid: { x: r.left + g.mid.x, y: r.top + g.mid.y }, bp: { x: r.left + g.bp.x, y: r.top + g.bp.y }, width: g.width };
+    },
+    linkColour, linkValues, intervalLength, timelineBars, backpressureColour: BP,
+    setMetric, setFrame, setColour, setLinks, pin,
   };
-  setMetric(0); setFrame(0); resize();
+  setMetric(0); setFrame(0); drawLinkLegend(); resize();
 })();
 </script>
 </body>
@@ -309,8 +448,117 @@ uint32_t html_block(uint32_t width, uint32_t height, size_t intervals, size_t me
   }
 }
 
+namespace {
+
+// The links between cells of the page's grid, per interval: a hop link counts where it crosses
+// from one cell to the next (all of them when a cell is one PE), an egress link where it leaves
+// the mesh; a cell edge crossed by several links shows the busiest. Per colour the same from the
+// router lanes: a lane's wavelets are on every link its colour is sent on from that router.
+nlohmann::json fabric_json(const DumpView& d, uint32_t b, const HtmlOptions& opt) {
+  using nlohmann::json;
+  const size_t n = d.interval_starts.size();
+  const MetricGrid* lw = d.link_metric("wavelets");
+  const MetricGrid* lb = d.link_metric("backpressure_cycles");
+  if (!lw || !lb || n == 0) return nullptr;
+  std::map<std::tuple<uint32_t, uint32_t, uint8_t>, uint32_t> index;
+  std::vector<std::array<uint32_t, 3>> links;
+  // The page link of a tile's link toward d, if it crosses a cell edge (or leaves the mesh).
+  auto page_link = [&](uint32_t x, uint32_t y, uint8_t dir) -> int64_t {
+    if (dir > 3) return -1;
+    const int64_t nx = int64_t(x) + (dir == 1) - (dir == 3), ny = int64_t(y) + (dir == 2) - (dir == 0);
+    const bool off = nx < 0 || ny < 0 || nx >= int64_t(d.width) || ny >= int64_t(d.height);
+    if (!off && uint32_t(nx) / b == x / b && uint32_t(ny) / b == y / b) return -1;  // inside a cell
+    auto [it, added] = index.try_emplace({x / b, y / b, dir}, uint32_t(links.size()));
+    if (added) links.push_back({x / b, y / b, dir});
+    return it->second;
+  };
+  std::vector<int64_t> of_link(d.links.size(), -1);
+  for (size_t l = 0; l < d.links.size(); ++l)
+    if (d.links[l].kind == 0 || d.links[l].kind == 3) of_link[l] = page_link(d.links[l].x, d.links[l].y, d.links[l].dir);
+  // Per colour, from the lanes (a colour may use a link no dump link names: a lane whose route
+  // goes off the mesh where there is no egress port): colour -> page link -> (wavelets, bp) per interval.
+  const MetricGrid* nw = d.lane_metric("wavelets");
+  const MetricGrid* nb = d.lane_metric("backpressure_cycles");
+  std::map<uint8_t, std::map<uint32_t, std::vector<std::pair<uint32_t, uint32_t>>>> per;
+  uint64_t colour_values = 0;
+  if (nw && nb) {
+    for (size_t i = 0; i < d.lanes.size(); ++i) {
+      const LaneInfo& ln = d.lanes[i];
+      for (uint8_t dir = 0; dir < 4; ++dir) {
+        if (!(ln.tx >> dir & 1)) continue;
+        const int64_t pl = page_link(ln.x, ln.y, dir);
+        if (pl < 0) continue;
+        auto& v = per[ln.colour][uint32_t(pl)];
+        if (v.empty()) v.resize(n), colour_values += 2 * n;
+        for (size_t k = 0; k < n; ++k)
+          v[k].first = std::max(v[k].first, nw->frames[k][i]), v[k].second = std::max(v[k].second, nb->frames[k][i]);
+      }
+    }
+  }
+  json f;
+  std::string note;
+  const uint64_t link_values = uint64_t(links.size()) * n * 2;
+  if (link_values > opt.max_link_values) {
+    f["links"] = json::array();
+    f["wavelets"] = json::array(), f["backpressure"] = json::array(), f["colours"] = json::array();
+    f["note"] = "Links are not drawn: " + std::to_string(links.size()) + " cell edges over " + std::to_string(n) +
+                " intervals is more than the page holds.";
+    return f;
+  }
+  std::vector<std::vector<uint32_t>> w(n, std::vector<uint32_t>(links.size(), 0)), bp = w;
+  for (size_t k = 0; k < n; ++k)
+    for (size_t l = 0; l < d.links.size(); ++l)
+      if (of_link[l] >= 0) {
+        uint32_t& a = w[k][size_t(of_link[l])];
+        uint32_t& c = bp[k][size_t(of_link[l])];
+        a = std::max(a, lw->frames[k][l]), c = std::max(c, lb->frames[k][l]);
+      }
+  json jl = json::array();
+  for (const auto& l : links) jl.push_back({l[0], l[1], l[2]});
+  f["links"] = std::move(jl);
+  f["wavelets"] = w;
+  f["backpressure"] = bp;
+  json colours = json::array();
+  if (link_values + colour_values > opt.max_link_values) {
+    note = "The colour filter is off: links per colour over every interval are more than the page holds.";
+  } else {
+    for (const auto& [c, m] : per) {
+      json idx = json::array(), cw = json::array(), cb = json::array();
+      for (const auto& [pl, _] : m) idx.push_back(pl);
+      for (size_t k = 0; k < n; ++k) {
+        json a = json::array(), b2 = json::array();
+        for (const auto& [pl, v] : m) a.push_back(v[k].first), b2.push_back(v[k].second);
+        cw.push_back(std::move(a)), cb.push_back(std::move(b2));
+      }
+      colours.push_back({{"colour", c}, {"links", std::move(idx)}, {"wavelets", std::move(cw)}, {"backpressure", std::move(cb)}});
+    }
+  }
+  f["colours"] = std::move(colours);
+  f["note"] = note;
+  return f;
+}
+
+nlohmann::json timeline_json(const PeTimelines& t) {
+  using nlohmann::json;
+  json pes = json::object();
+  for (const auto& [xy, threads] : t.pes) {
+    json th = json::object();
+    for (const auto& [k, bars] : threads) {
+      std::vector<uint64_t> flat;
+      flat.reserve(bars.size() * 4);
+      for (const TimelineBar& b : bars) flat.insert(flat.end(), {b.start, b.end, b.name, b.count});
+      th[std::to_string(k)] = std::move(flat);
+    }
+    pes[std::to_string(xy.first) + "," + std::to_string(xy.second)] = std::move(th);
+  }
+  return {{"names", t.names}, {"pes", std::move(pes)}, {"truncated", t.truncated},
+          {"complete_until", t.truncated ? t.complete_until : 0}};
+}
+
+}  // namespace
+
 std::string render_html_viewer(const DumpView& d, const std::vector<MetricGrid>& metrics, const HtmlOptions& opt,
-                               uint32_t* block_out) {
+                               uint32_t* block_out, const PeTimelines* timelines) {
   using nlohmann::json;
   const size_t n = d.interval_starts.size();
   const uint32_t b = html_block(d.width, d.height, n, metrics.size(), opt);
@@ -350,6 +598,8 @@ std::string render_html_viewer(const DumpView& d, const std::vector<MetricGrid>&
     ms.push_back({{"name", m.name}, {"unit", m.unit}, {"level", is_level(m)}, {"max", hi}, {"frames", std::move(frames)}});
   }
   j["metrics"] = std::move(ms);
+  j["fabric"] = fabric_json(d, b, opt);
+  j["timeline"] = timelines ? timeline_json(*timelines) : nlohmann::json(nullptr);
 
   std::string data = j.dump(-1, ' ', false, json::error_handler_t::replace);
   // Inside <script>, "</" could end the element early: JSON allows "<\/" for the same string.

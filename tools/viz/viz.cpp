@@ -160,7 +160,7 @@ VizResult write_viz(const DumpView& d, const fs::path& out_dir, const VizOptions
   }
   if (opt.html) {
     HtmlOptions h{opt.max_html_values, opt.max_html_side};
-    const std::string page = render_html_viewer(d, all, h, &r.html_block);
+    const std::string page = render_html_viewer(d, all, h, &r.html_block, opt.timelines);
     const fs::path p = top("index.html");
     write_file_atomic(p, page, "viewer");
     r.files.push_back(p);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tools/dump_view.hpp"
+#include "tools/pe_timelines.hpp"
 
 namespace wse {
 class OutputDir;
@@ -23,6 +24,7 @@ struct VizOptions {
   uint64_t max_html_values = 4'000'000;  // cells x intervals x metrics embedded in the page
   uint32_t max_html_side = 256;          // cells per side of the embedded grid
   OutputDir* out = nullptr;     // the command's output directory (records what is written), or none
+  const PeTimelines* timelines = nullptr;  // the PEs' task timelines for the viewer (from the trace), or none
 };
 
 struct VizResult {

@@ -1,0 +1,59 @@
+#include "tools/pe_timelines.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <unordered_map>
+
+#include "core/errors.hpp"
+#include "tools/pftrace_reader.hpp"
+
+namespace wse {
+
+PeTimelines load_pe_timelines(const std::filesystem::path& trace, uint32_t width, uint32_t height, uint64_t max_bars) {
+  PeTimelines t;
+  struct Where {
+    bool pe = false;
+    uint32_t x = 0, y = 0, thread = 0;
+  };
+  std::unordered_map<uint64_t, Where> where;  // track -> PE and thread (only PE slice tracks)
+  std::unordered_map<std::string, uint32_t> name_ids;
+  read_pftrace(trace, {[&](const PftraceTrack& tr) {
+                         Where w;
+                         unsigned x = 0, y = 0, k = 0;
+                         char tail = 0;
+                         if (std::sscanf(tr.name.c_str(), "PE (%u,%u)%c", &x, &y, &tail) == 2 && !tr.counter) {
+                           if (x >= width || y >= height)
+                             throw UsageError("trace " + trace.string() + ": track '" + tr.name + "' names a PE outside the " +
+                                              std::to_string(width) + "x" + std::to_string(height) + " mesh of the dump (a trace of another run?)");
+                           w = {true, x, y, 0};
+                         } else if (std::sscanf(tr.name.c_str(), "ut%u%c", &k, &tail) == 1 && !tr.counter) {
+                           auto p = where.find(tr.parent);
+                           if (p != where.end() && p->second.pe) w = {true, p->second.x, p->second.y, k + 1};
+                         }
+                         where[tr.uuid] = w;
+                       },
+                       [&](const PftraceSlice& s) {
+                         auto w = where.find(s.track);
+                         if (w == where.end() || !w->second.pe) return;
+                         ++t.slices;
+                         auto [it, added] = name_ids.try_emplace(s.name, uint32_t(t.names.size()));
+                         if (added) t.names.push_back(s.name);
+                         auto& bars = t.pes[{w->second.x, w->second.y}][w->second.thread];
+                         if (!bars.empty() && bars.back().name == it->second && bars.back().end == s.start) {
+                           bars.back().end = s.end;
+                           ++bars.back().count;
+                           return;
+                         }
+                         if (t.bars >= max_bars) {
+                           t.truncated = true;
+                           t.complete_until = std::min(t.complete_until, s.start);
+                           return;
+                         }
+                         bars.push_back({s.start, s.end, it->second, 1});
+                         ++t.bars;
+                       },
+                       {}});
+  return t;
+}
+
+}  // namespace wse
