@@ -111,12 +111,16 @@ void MemoryXActor::credit(const Message& m) {
     r.kind = ControlKind::StreamResume, r.step = s.step, r.layer_index = s.key.layer;
     r.pass = s.key.backward ? StreamPass::Backward : StreamPass::Forward, r.bytes = s.tail;
     const SharedBuffer buf = encode_control(r);
-    Message& o = send(down_, MessageKind::Control, s.step, s.tail, {buf}, clock(), s.span, 0);
+    // The rest is its own span, caused by the pass start that freed the edge (not by the head,
+    // which finished long before): the critical path then names the wafer's wait, not MemoryX.
+    const SpanId rest = next_span();
+    Message& o = send(down_, MessageKind::Control, s.step, s.tail, {buf}, clock(), rest, 0);
     o.layer = s.key.layer, o.backward = s.key.backward;
-    Span& sp = span_at(s.span);
-    sp.end = link(down_).free;
-    o.cause_end = sp.end;
-    link_span_ = s.span, link_end_ = sp.end;
+    const Cycle end = link(down_).free;
+    o.cause_end = end;
+    s.span = span("stream the rest of " + pass_label(s.key, shape_.layers[s.key.layer].name), s.step, o.sent, end,
+                  latest_cause({last_credit_, {link_span_, link_end_}}, end));
+    link_span_ = s.span, link_end_ = end;
     s.tail = 0;
   }
   pump();

@@ -33,13 +33,14 @@ void SwarmXNode::receive(const Message& m) {
 }
 
 void SwarmXNode::from_parent(const Message& m) {
-  const std::string label = m.kind == MessageKind::WeightStream ? pass_label({m.layer, m.backward}, shape_.layers.at(m.layer).name) : "";
+  std::string label = m.kind == MessageKind::WeightStream ? pass_label({m.layer, m.backward}, shape_.layers.at(m.layer).name) : "";
   if (m.kind == MessageKind::WeightStream) {
     // Checked on the way (the verifier and the stream's meaning), never copied.
     for (size_t c = 0; c < m.payload.size(); ++c) check_weight_stream(*m.payload[c], about(m, "WeightStream column " + std::to_string(c)));
   } else if (m.kind == MessageKind::Control) {
     const ControlExpectation e{ControlKind::StreamResume, uint32_t(shape_.layers.size()), 0};
-    decode_control(*m.payload.at(0), about(m, "control message"), &e);
+    const ControlMessage c = decode_control(*m.payload.at(0), about(m, "control message"), &e);
+    label = pass_label({c.layer_index, c.pass == StreamPass::Backward}, shape_.layers.at(c.layer_index).name);
   } else {
     throw UsageError(about(m, message_kind_name(m.kind)) + ": not a message SwarmX broadcasts (WeightStream, StreamResume)");
   }
@@ -51,7 +52,7 @@ void SwarmXNode::from_parent(const Message& m) {
     o.cause_end = o.last;
     end = std::max(end, o.last);
   }
-  const std::string what = m.kind == MessageKind::WeightStream ? "broadcast " + label : "broadcast the rest of a stream";
+  const std::string what = m.kind == MessageKind::WeightStream ? "broadcast " + label : "broadcast the rest of " + label;
   span(what, m.step, m.arrive, end, latest_cause({{m.cause, m.cause_end}}, end));
 }
 

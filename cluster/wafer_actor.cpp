@@ -106,6 +106,7 @@ bool WaferActor::run_pass(PassKey k) {
   const bool retained = k.backward && k.layer == last && retain_;
   std::vector<DecodedStream> streams;
   EdgeTiming t;
+  const Cycle before = busy_;
   Cycle start;
   CauseCandidate head_cause, tail_cause;
   if (retained) {
@@ -153,7 +154,12 @@ bool WaferActor::run_pass(PassKey k) {
   FcPassResult r = fc_.run_pass(k.layer, k.backward, streams, start, t);
   if (!k.backward && k.layer == last && retain_ && !eval_) retained_ = std::move(streams);
   busy_ = r.end;
-  last_span_ = span(name, step_, r.start, r.end, latest_cause({{last_span_, r.start}, head_cause, tail_cause}, r.end));
+  // What the pass waited for: the wafer's previous work or the head of the stream, whichever came
+  // later; the stream as a whole only if its last wavelet entered as it arrived.
+  const SpanId cause = r.arrival_bound ? latest_cause({{last_span_, r.start}, head_cause, tail_cause}, r.end)
+                       : start > before && !retained ? head_cause.span
+                                                     : last_span_;
+  last_span_ = span(name, step_, r.start, r.end, cause);
   if (!k.backward && k.layer == last) {
     ControlMessage loss;
     loss.kind = ControlKind::Loss, loss.step = step_, loss.eval = eval_, loss.loss_sum = r.loss_sum, loss.correct = r.correct;

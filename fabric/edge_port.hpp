@@ -63,6 +63,13 @@ class IngressPort {
   // alone: the difference is how long backpressure held the stream back.
   Cycle last_entry() const { return last_entry_; }
   Cycle ideal_last_entry() const { return stream_.empty() ? start_ : ready(stream_.size() - 1); }
+  // The last wavelet entered the moment it reached the edge, later than the port's own pace
+  // allowed: the stream's arrival, not the wafer, set the end of the stream.
+  bool arrival_bound() const {
+    if (!has_arrival_ || stream_.empty() || !drained()) return false;
+    const uint64_t k = stream_.size() - 1;
+    return last_entry_ == arrival_.at(k) && arrival_.at(k) > start_ + rate_.slot(k);
+  }
   // When the k-th wavelet may enter: the port's share of the I/O, and when it reached the edge.
   Cycle ready(uint64_t k) const {
     const Cycle own = start_ + rate_.slot(k);

@@ -74,10 +74,8 @@ uint32_t FcWafer::sram_high_water() const {
 // Words of this port reach the edge at the port's share of the off-wafer rate: the streams of a
 // layer are interleaved on the link in proportion to their length.
 void FcWafer::arrive(IngressPort& port, uint64_t words, uint64_t total_words, Cycle start, const EdgeTiming& t) {
-  if (t.bytes_per_cycle <= 0 || total_words == 0) {
-    port.restart(start);
-    return;
-  }
+  // No pace given: every word is there from the port's start (set when the run restarted it).
+  if (t.bytes_per_cycle <= 0 || total_words == 0) return;
   EdgeArrival a;
   a.head_first = std::max(start, t.head_first);
   const uint64_t total_bytes = total_words * 4;
@@ -259,6 +257,7 @@ FcPassResult FcWafer::run_pass(size_t l, bool backward, const std::vector<Decode
       else steps.after_forward(l);
     }
 
+  for (uint32_t c = 0; c < q; ++c) out.arrival_bound = out.arrival_bound || mesh.ingress_ports()[c].arrival_bound();
   if (!collecting_) return out;
   PassStats& stats = (backward ? bwd_ : fwd_)[l];
   stats.macs += macs_of(wafer_) - macs_before;

@@ -57,6 +57,9 @@ struct FcPassResult {
   std::vector<float> dw;
   std::vector<uint32_t> positions;
   Cycle first_egress = 0, last_egress = 0;
+  // Some weight stream's last wavelet entered the wafer as it arrived from off the wafer: the
+  // stream, not the wafer, may have set the pass's pace.
+  bool arrival_bound = false;
 };
 
 // Looks at chosen passes (e.g. to record an activity dump): before_run returns the hooks for that

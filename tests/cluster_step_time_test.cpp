@@ -1,0 +1,270 @@
+// The cluster's step time against a closed form of what overlaps in weight streaming: a
+// two-stage pipeline (MemoryX's link, the wafer) over the step's passes, built from the wafer's
+// own compute cycles (measured in the same model with an ideal cluster: every link instant) and
+// the preset's link figures:
+//
+//   Lp      = MemoryX latency + levels x SwarmX latency per level   (one way; levels = ceil(log4 N))
+//   S_p     = bytes of pass p's stream / link rate                 (the stream's transfer)
+//   C_p     = the wafer's cycles for pass p with an ideal cluster   (its compute)
+//   a_p     = max(a_{p-1} + S_{p-1}, start_{p-1} + Lp)   the stream leaves MemoryX once the link is
+//             free and pass p-1 has started (the edge holds one stream ahead; a_0 = 0, the previous
+//             step's last update)
+//   start_p = max(end_{p-1}, a_p + Lp)                    its first byte is at the wafer
+//   end_p   = max(start_p + C_p, a_p + Lp + S_p + R_p)    its compute, or its stream's last byte and
+//             R_p, what the wafer does after its last weight entered (ideal cluster, per pass)
+//   T_step  = end_last + max(0, dW bytes / SwarmX link rate - C_b0) + Lp + U_0
+//             (the last gradient climbs the tree at line rate and is applied:
+//              U_0 = numel x 4 bytes x (3 + 2 x optimizer states) / update rate)
+//
+// When compute dominates this is sum_p max(C_p, S_p) plus the exposed latencies: the first
+// stream's, a round trip wherever a pass is shorter than 2 Lp, the reduce's and the update.
+// Held for num_csx 1, 4 and 16 (1 and 2 tree levels) within 5%, compute-bound and stream-bound.
+// Also: reduce and update take cycles, a slow MemoryX shows up as stream time on the critical
+// path, retaining the last layer saves the round trip of its backward stream, the same bits at 1,
+// 2 and 3 host threads, and a corrupt message names its sender, receiver and step.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "cluster/cluster.hpp"
+#include "cluster/message.hpp"
+#include "host/config.hpp"
+
+namespace wse {
+namespace {
+
+struct Batch {
+  std::vector<float> x;
+  std::vector<uint8_t> y;
+};
+
+Batch make_batch(uint32_t n, uint32_t features, uint32_t classes, uint32_t seed) {
+  Batch b;
+  for (uint32_t i = 0; i < n * features; ++i) b.x.push_back(float((i * 2654435761u + seed * 97) % 1000) / 1000.0f);
+  for (uint32_t i = 0; i < n; ++i) b.y.push_back(uint8_t((i * 7 + seed) % classes));
+  return b;
+}
+
+RunConfig base_config(uint32_t num_csx) {
+  RunConfig cfg;
+  cfg.source = "in-memory";
+  cfg.kernel = "fc_train";
+  cfg.mesh = {8, 4};
+  cfg.train.layers = {256, 128, 64, 10};
+  cfg.train.batch_size = num_csx == 3 ? 48 : 64;  // split evenly over the wafers
+  cfg.train.num_csx = num_csx;
+  cfg.train.memoryx.optimizer = {"sgd", 0.05f, 0.9f};
+  cfg.train.memoryx.encoding = StreamEncoding::DenseHalf;
+  cfg.train.memoryx.seed = 3;
+  cfg.train.mixed = true;
+  cfg.train.loss_scale = 128.0f;
+  return cfg;
+}
+
+// Every cluster link instant and unbounded: what is left is the wafer's own compute.
+ClusterConfig ideal(ClusterConfig c) {
+  MachineSpec& m = c.machine;
+  m.memoryx_bytes_per_cycle = m.swarmx_link_bytes_per_cycle = m.input_bytes_per_cycle = 1e9;
+  m.memoryx_update_bytes_per_cycle = 1e9;
+  m.memoryx_latency_cycles = m.swarmx_latency_cycles = m.input_latency_cycles = m.user_node_latency_cycles = 1;
+  m.edge_buffer_bytes = uint64_t(1) << 40;
+  return c;
+}
+
+struct Training {
+  std::vector<StepResult> steps;
+  nlohmann::json timeline;  // of the last step
+  std::vector<std::vector<float>> weights;
+  std::vector<double> losses;
+  std::vector<std::vector<float>> gradients;
+  std::map<std::string, double> tail;  // per pass: the wafer's cycles after its last weight entered
+};
+
+constexpr uint32_t kSteps = 3;
+
+Training train(const ClusterConfig& c, unsigned threads, std::function<void(Message&)> tamper = {}) {
+  Cluster cluster(c, threads);
+  if (tamper) cluster.set_tamper(std::move(tamper));
+  const uint32_t in = c.model.layers.front(), classes = c.model.layers.back();
+  std::vector<Batch> batches;
+  for (uint32_t s = 0; s <= kSteps; ++s) batches.push_back(make_batch(c.model.batch_size, in, classes, s + 1));
+  Training r;
+  for (uint32_t s = 0; s < kSteps; ++s) {
+    const Batch* next = s + 1 < kSteps ? &batches[s + 1] : nullptr;
+    r.steps.push_back(cluster.train_step(batches[s].x.data(), batches[s].y.data(), next ? next->x.data() : nullptr,
+                                         next ? next->y.data() : nullptr));
+    r.losses.push_back(r.steps.back().loss);
+  }
+  r.timeline = cluster.step_timeline(kSteps - 1);
+  for (size_t l = 0; l + 1 < c.model.layers.size(); ++l) {
+    const PassStats f = cluster.forward_stats()[l], b = cluster.backward_stats()[l];
+    r.tail[Cluster::layer_name(l) + " fwd"] = double(f.tail_cycles) / double(f.runs);
+    r.tail[Cluster::layer_name(l) + " bwd"] = double(b.tail_cycles) / double(b.runs);
+  }
+  for (size_t l = 0; l + 1 < c.model.layers.size(); ++l) {
+    r.weights.push_back(cluster.memoryx().weight(l).data);
+    r.gradients.push_back(cluster.last_gradient(l));
+  }
+  return r;
+}
+
+// The wafer's pass spans of a step's timeline, by name ("fc1 fwd", ...).
+std::map<std::string, uint64_t> pass_cycles(const nlohmann::json& timeline) {
+  std::map<std::string, uint64_t> out;
+  for (const auto& s : timeline["spans"]["wafer 0"]) out[s[0].get<std::string>()] = s[2].get<uint64_t>() - s[1].get<uint64_t>();
+  return out;
+}
+
+struct Prediction {
+  double cycles = 0;
+  double stream_cycles = 0, compute_cycles = 0;  // the passes' sum of S_p and of C_p
+};
+
+Prediction closed_form(const ClusterConfig& c, const Cluster& shape, uint32_t levels, const Training& ideal_run) {
+  const std::map<std::string, uint64_t> compute = pass_cycles(ideal_run.timeline);
+  const MachineSpec& m = c.machine;
+  const double rate = std::min(m.memoryx_bytes_per_cycle, m.swarmx_link_bytes_per_cycle);
+  const double lp = m.memoryx_latency_cycles + double(levels) * m.swarmx_latency_cycles;
+  const size_t layers = c.model.layers.size() - 1;
+  Prediction p;
+  // Times from the previous step's end (its last update). a: the stream leaves MemoryX; start,
+  // end: the wafer's pass.
+  double a_prev = 0, s_prev = 0, start_prev = 0, end_prev = 0;
+  for (size_t pass = 0; pass < 2 * layers; ++pass) {
+    const bool bwd = pass >= layers;
+    const size_t l = bwd ? 2 * layers - 1 - pass : pass;
+    const std::string name = Cluster::layer_name(l) + (bwd ? " bwd" : " fwd");
+    const double s = double(shape.stream_bytes(l, bwd ? StreamPass::Backward : StreamPass::Forward)) / rate;
+    const double cyc = double(compute.at(name));
+    // The link is free, and the pass before has started (its credit reached MemoryX).
+    const double a = pass == 0 ? 0 : std::max(a_prev + s_prev, start_prev + lp);
+    const double start = std::max(end_prev, a + lp);
+    // Its compute, or its stream's last byte and what the wafer does after its last weight.
+    const double end = std::max(start + cyc, a + lp + s + ideal_run.tail.at(name));
+    a_prev = a, s_prev = s, start_prev = start, end_prev = end;
+    p.stream_cycles += s, p.compute_cycles += cyc;
+  }
+  // dW of layer 0 leaves during its pass at the link's rate, climbs the tree, and is applied.
+  const double numel = double(c.model.layers[0] + 1) * c.model.layers[1];
+  const double grad_s = numel * 4 / m.swarmx_link_bytes_per_cycle;  // every link up is a SwarmX link
+  p.cycles = end_prev + std::max(0.0, grad_s - double(compute.at("fc1 bwd"))) + lp + double(shape.update_cycles(0));
+  return p;
+}
+
+class ClosedForm : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(ClosedForm, StepTimeMatchesWithinFivePercent) {
+  const uint32_t n = GetParam();
+  const ClusterConfig c = cluster_config(base_config(n));
+  const Training real = train(c, 2), fast = train(ideal(c), 2);
+  const Cluster shape(c, 1);
+  const uint32_t levels = shape.swarmx_levels();
+  EXPECT_EQ(levels, uint32_t(std::ceil(std::log(double(n)) / std::log(4.0) - 1e-9)) + (n == 1 ? 1 : 0)) << "log4 N levels";
+  // The update of layer 0 is the optimizer's bytes at its rate: sgd with momentum keeps one state.
+  const double numel = double(c.model.layers[0] + 1) * c.model.layers[1];
+  EXPECT_NEAR(double(shape.update_cycles(0)), numel * 4 * (3 + 2 * 1) / c.machine.memoryx_update_bytes_per_cycle, 1.0);
+  const Prediction p = closed_form(c, shape, levels, fast);
+  const double got = double(real.steps.back().cycles);
+  EXPECT_NEAR(got, p.cycles, 0.05 * p.cycles) << n << " wafers: step " << got << " cycles, closed form " << p.cycles;
+  std::printf("%u wafer(s), %u level(s): step %.0f cycles, closed form %.0f (%+.2f%%)\n", n, levels, got, p.cycles, 100.0 * (got - p.cycles) / p.cycles);
+  // Compute-bound here: the passes' compute exceeds their streams' transfer.
+  EXPECT_GT(p.compute_cycles, p.stream_cycles);
+  // The reduce and the update take cycles and show up in the step's spans.
+  bool reduce = false, update = false;
+  for (const auto& [actor, spans] : real.timeline["spans"].items())
+    for (const auto& s : spans) {
+      const std::string what = s[0];
+      if (what.rfind("reduce", 0) == 0) reduce = reduce || s[2].template get<uint64_t>() > s[1].template get<uint64_t>();
+      if (what.rfind("update", 0) == 0) update = update || s[2].template get<uint64_t>() > s[1].template get<uint64_t>();
+    }
+  EXPECT_TRUE(reduce);
+  EXPECT_TRUE(update);
+  // The step ends with the update of layer 0, on the critical path.
+  const nlohmann::json& last = real.timeline["critical_path"].back();
+  EXPECT_EQ(last["actor"], "MemoryX");
+  EXPECT_EQ(last["what"], "update fc1");
+  EXPECT_EQ(last["cycles"].get<uint64_t>(), shape.update_cycles(0));
+}
+
+INSTANTIATE_TEST_SUITE_P(Wafers, ClosedForm, ::testing::Values(1u, 4u, 16u));
+
+TEST(ClusterStepTime, ASlowMemoryXIsStreamBoundAndSaysSo) {
+  ClusterConfig c = cluster_config(base_config(1));
+  c.machine.memoryx_bytes_per_cycle = 0.5;  // 1/350 of the preset's
+  const Training real = train(c, 2), fast = train(ideal(c), 2);
+  const Cluster shape(c, 1);
+  const Prediction p = closed_form(c, shape, shape.swarmx_levels(), fast);
+  EXPECT_GT(p.stream_cycles, p.compute_cycles);
+  const double got = double(real.steps.back().cycles);
+  EXPECT_NEAR(got, p.cycles, 0.05 * p.cycles) << "step " << got << " cycles, closed form " << p.cycles;
+  std::printf("slow MemoryX: step %.0f cycles, closed form %.0f (%+.2f%%)\n", got, p.cycles, 100.0 * (got - p.cycles) / p.cycles);
+  // Most of the critical path is MemoryX streaming.
+  const nlohmann::json& by = real.timeline["critical_cycles_by_actor"];
+  EXPECT_GT(by.value("MemoryX", uint64_t(0)), real.steps.back().cycles / 2) << by.dump();
+}
+
+TEST(ClusterStepTime, RetainingTheLastLayerSavesItsBackwardStream) {
+  RunConfig cfg = base_config(1);
+  const Training streamed = train(cluster_config(cfg), 2);
+  cfg.train.retain_last_layer = true;
+  const Training retained = train(cluster_config(cfg), 2);
+  // The same numbers: the retained weights are the ones the stream would bring again.
+  for (size_t l = 0; l < streamed.weights.size(); ++l) EXPECT_EQ(streamed.weights[l], retained.weights[l]) << "layer " << l;
+  EXPECT_EQ(streamed.losses, retained.losses);
+  // fc3's backward no longer waits for a stream requested when its forward started: the round
+  // trip beyond that short forward pass is saved.
+  const ClusterConfig c = cluster_config(cfg);
+  const double lp = c.machine.memoryx_latency_cycles + c.machine.swarmx_latency_cycles;
+  const uint64_t fwd3 = pass_cycles(streamed.timeline).at("fc3 fwd");
+  ASSERT_LT(double(fwd3), 2 * lp);
+  const double saved = double(streamed.steps.back().cycles) - double(retained.steps.back().cycles);
+  EXPECT_NEAR(saved, 2 * lp - double(fwd3), 0.1 * (2 * lp)) << streamed.steps.back().cycles << " vs " << retained.steps.back().cycles;
+  for (const auto& s : retained.timeline["spans"]["MemoryX"]) EXPECT_NE(s[0], "stream fc3 bwd");
+  std::printf("retain_last_layer: step %llu -> %llu cycles (saved %.0f; 2 Lp - C(fc3 fwd) = %.0f)\n", (unsigned long long)streamed.steps.back().cycles,
+              (unsigned long long)retained.steps.back().cycles, saved, 2 * lp - double(fwd3));
+}
+
+// Results and timelines do not depend on how many host threads run the actors and the wafers.
+class ThreadCounts : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(ThreadCounts, SameBitsAtOneTwoAndThreeThreads) {
+  const ClusterConfig c = cluster_config(base_config(GetParam()));
+  const Training one = train(c, 1);
+  for (unsigned t : {2u, 3u}) {
+    const Training r = train(c, t);
+    EXPECT_EQ(one.weights, r.weights) << t << " threads";
+    EXPECT_EQ(one.gradients, r.gradients) << t << " threads";
+    EXPECT_EQ(one.losses, r.losses) << t << " threads";
+    EXPECT_EQ(one.timeline.dump(), r.timeline.dump()) << t << " threads";
+    for (size_t s = 0; s < one.steps.size(); ++s) EXPECT_EQ(one.steps[s].end, r.steps[s].end) << t << " threads, step " << s;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Wafers, ThreadCounts, ::testing::Values(1u, 3u, 4u));
+
+TEST(ClusterMessages, ACorruptGradientIsRefusedNamingSenderReceiverAndStep) {
+  const ClusterConfig c = cluster_config(base_config(2));
+  auto flip = [](Message& m) {
+    if (m.kind == MessageKind::GradientStream && m.step == 1 && !m.payload.empty()) {
+      // Cut short on the way: the FlatBuffers verifier must refuse it.
+      auto corrupt = std::make_shared<Buffer>(m.payload[0]->begin(), m.payload[0]->begin() + m.payload[0]->size() / 2);
+      m.payload[0] = corrupt;
+    }
+  };
+  try {
+    train(c, 2, flip);
+    FAIL() << "a corrupt GradientStream was accepted";
+  } catch (const UsageError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("GradientStream"), std::string::npos) << what;
+    EXPECT_NE(what.find("wafer"), std::string::npos) << what;       // the sender
+    EXPECT_NE(what.find("swarmx"), std::string::npos) << what;      // the receiver
+    EXPECT_NE(what.find("step 1"), std::string::npos) << what;
+    std::printf("%s\n", what.c_str());
+  }
+}
+
+}  // namespace
+}  // namespace wse
