@@ -8,6 +8,7 @@
 #include "host/config.hpp"
 #include "fabric/partition.hpp"
 #include "host/memory_budget.hpp"
+#include "host/cluster_trace.hpp"
 #include "host/report.hpp"
 #include "io/output_dir.hpp"
 #include "io/output_file.hpp"
@@ -206,6 +207,18 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt) 
                        {"stats", (opt.pass == "bwd" ? trainer.backward_stats() : trainer.forward_stats())[l].to_json()}};
   r.report["congestion"] = to_json(r.congestion);
   r.report["sram"] = to_json(r.sram);
+  // The cluster's actors over the same step, in a file of their own (their clock is the
+  // cluster's, from the step's start; the layer's trace starts with its pass).
+  const nlohmann::json step = trainer.step_timeline(trainer.memoryx().step() - 1);
+  r.cluster_file = out.entry(opt.format == "json" ? "cluster.json" : "cluster.pftrace");
+  std::unique_ptr<TraceSink> sink;
+  if (opt.format == "json") sink = std::make_unique<JsonTraceWriter>(r.cluster_file);
+  else sink = std::make_unique<PftraceWriter>(r.cluster_file);
+  const ClusterTraceStats cs = write_cluster_trace(*sink, step, cfg.machine.name);
+  r.cluster_bytes = sink->bytes_written(), r.cluster_slices = cs.slices;
+  r.report["cluster_trace"] = {{"file", r.cluster_file.filename().string()}, {"bytes", r.cluster_bytes}, {"actors", cs.actors},
+                               {"slices", cs.slices}, {"step", step.at("step")}, {"step_cycles", step.at("cycles")},
+                               {"critical_cycles_by_actor", step.at("critical_cycles_by_actor")}};
   finish_trace(r, opt, out, *observer.rec, observer.trace, Cluster::layer_name(l));
   return r;
 }
@@ -279,6 +292,10 @@ void print_trace_summary(std::FILE* out, const TraceResult& r, size_t top_n) {
   std::fprintf(out, "  trace             %s (%llu bytes: %zu PEs, %llu slices, %llu counter points)\n", r.trace_file.string().c_str(),
                (unsigned long long)r.trace_bytes, r.traced_pes, (unsigned long long)r.trace_stats.slices,
                (unsigned long long)r.trace_stats.counter_points);
+  if (!r.cluster_file.empty())
+    std::fprintf(out, "  cluster           %s (%llu bytes: %llu actor spans and critical-path segments of step %llu)\n",
+                 r.cluster_file.string().c_str(), (unsigned long long)r.cluster_bytes, (unsigned long long)r.cluster_slices,
+                 (unsigned long long)j["cluster_trace"]["step"].get<uint64_t>());
   std::fprintf(out, "  host              %.3f s\n  checksum          %s\n  report            %s\n",
                j["host_seconds"].get<double>(), j["checksum"].get<std::string>().c_str(), r.report_file.string().c_str());
 }

@@ -40,6 +40,9 @@ struct TraceResult {
   nlohmann::json report;
   std::filesystem::path dump_file, trace_file, report_file;
   uint64_t dump_bytes = 0, trace_bytes = 0;
+  // Training configs: the cluster's actors over the traced step (host/cluster_trace.hpp).
+  std::filesystem::path cluster_file;
+  uint64_t cluster_bytes = 0, cluster_slices = 0;
   size_t intervals = 0, stored_tiles = 0, traced_pes = 0;
   LayerTraceStats trace_stats;
   CongestionProfile congestion;

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <map>
+#include <set>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -124,6 +125,28 @@ TEST(TraceCli, TrainingLayerWholeMeshSlicesAddUpToBusyCycles) {
   EXPECT_EQ(pes, 12u);
   const auto& c = r["pe_cycles"];
   EXPECT_EQ(total, c["receive"].get<uint64_t>() + c["fmac"].get<uint64_t>() + c["move"].get<uint64_t>());
+
+  // The cluster's actors over the same step: a track group per actor, the traced pass among the
+  // wafer's spans, and a critical path whose segments add up to the step's cycles.
+  EXPECT_EQ(r["cluster_trace"]["file"], "cluster.pftrace");
+  std::map<uint64_t, std::string> cnames;
+  std::map<uint64_t, uint64_t> cparent;
+  uint64_t critical = 0, pass = 0;
+  std::set<std::string> actors;
+  const wse::PftraceSummary cs = wse::read_pftrace(out / "cluster.pftrace", {
+      [&](const wse::PftraceTrack& t) {
+        cnames[t.uuid] = t.name, cparent[t.uuid] = t.parent;
+        if (t.parent == 0 && t.name.rfind("critical path", 0) != 0) actors.insert(t.name);
+      },
+      [&](const wse::PftraceSlice& sl) {
+        if (cnames[sl.track].rfind("critical path", 0) == 0) critical += sl.end - sl.start;
+        if (cnames[cparent[sl.track]] == "wafer 0" && sl.name == "fc1 fwd") pass = sl.end - sl.start;
+      },
+      {}});
+  EXPECT_EQ(cs.slices, r["cluster_trace"]["slices"].get<uint64_t>());
+  EXPECT_EQ(actors, (std::set<std::string>{"MemoryX", "swarmx 0.0", "wafer 0", "input worker 0", "user node"}));
+  EXPECT_EQ(critical, r["cluster_trace"]["step_cycles"].get<uint64_t>());
+  EXPECT_EQ(pass, r["cycles"].get<uint64_t>()) << "the wafer's fc1 fwd span is the traced run";
 }
 
 TEST(TraceCli, UnknownLayerPassOrRectIsAUsageError) {
