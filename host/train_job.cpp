@@ -385,6 +385,18 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     if (st >= first + kFullTimelineSteps) t.erase("spans"), t.erase("critical_path");
     timeline.push_back(std::move(t));
   }
+  // What retaining the output layer's weights saves: its backward pass no longer waits for a
+  // stream requested when its forward pass started (a round trip to MemoryX), so the step is
+  // shorter by whatever of that round trip the forward pass did not cover (first timed step).
+  if (cfg.train.retain_last_layer && !timeline.empty()) {
+    const std::string fwd = Cluster::layer_name(cfg.train.layers.size() - 2) + " fwd";
+    const double round_trip = 2.0 * (double(cfg.machine.memoryx_latency_cycles) + double(trainer.swarmx_levels()) * cfg.machine.swarmx_latency_cycles);
+    for (const auto& sp : timeline[0]["spans"]["wafer 0"])
+      if (sp[0] == fwd) {
+        const double pass = double(sp[2].get<uint64_t>() - sp[1].get<uint64_t>());
+        j["cluster"]["retain_last_layer"]["step_cycles_saved"] = uint64_t(std::max(0.0, round_trip - pass));
+      }
+  }
   j["timeline"] = timeline;
   j["loss_per_step"] = losses;
   j["checkpoint"] = last_checkpoint.string();
