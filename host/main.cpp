@@ -11,6 +11,7 @@
 
 #include "core/log.hpp"
 #include "fabric/partition.hpp"
+#include "host/baseline.hpp"
 #include "host/checkpoint_command.hpp"
 #include "host/inspect_command.hpp"
 #include "host/job.hpp"
@@ -183,6 +184,14 @@ int main(int argc, char** argv) {
                   "Native trace (trace.pftrace from wse trace) whose task timelines the viewer shows for a clicked PE "
                   "(default: trace.pftrace beside the dump, if there is one)");
   std::string ckpt_in, ckpt_out;
+  CLI::App* baseline = app.add_subcommand(
+      "baseline",
+      "Train a training config's model on the host with Eigen in fp32 (same initial weights, data order and optimizer as `wse run`) and "
+      "write DIR/report.json with its test accuracy, to set beside the wafer run's");
+  bool baseline_overwrite = false;
+  baseline->add_option("config", config, "Run config (YAML) with a training kernel (examples/fc_mnist.yaml)")->required();
+  baseline->add_option("--out", out_dir, "Directory for report.json (default: out); it must be new or empty, see --overwrite");
+  baseline->add_flag("--overwrite", baseline_overwrite, overwrite_help);
   CLI::App* finalize = app.add_subcommand(
       "finalize-checkpoint", "Make a sparse run's checkpoint dense: every NaN sentinel becomes 0 (no sparsity pattern is kept)");
   finalize->add_option("--input", ckpt_in, "Checkpoint of a sparse run (.safetensors)")->required();
@@ -205,6 +214,7 @@ int main(int argc, char** argv) {
       train_modes.command = command;
       return run_command(config, threads, out_dir, train_modes);
     }
+    if (*baseline) return wse::run_baseline(wse::load_run_config(config), out_dir, baseline_overwrite, command);
     if (*finalize) {
       config = ckpt_in;  // errors name the checkpoint
       return wse::finalize_checkpoint_command(ckpt_in, ckpt_out);
