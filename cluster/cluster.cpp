@@ -43,7 +43,7 @@ Cluster::Cluster(const ClusterConfig& cfg, unsigned threads) : cfg_(cfg) {
   levels_ = uint32_t(levels.size());
   for (auto& level : levels)
     for (SwarmXNode* s : level) nodes_.push_back(s);
-  for (uint32_t w = 0; w < n; ++w) wafer_actors_.push_back(&runtime_->add<WaferActor>(*fc_[w], *layout_, shape_, first_step_, cfg.retain_last_layer));
+  for (uint32_t w = 0; w < n; ++w) wafer_actors_.push_back(&runtime_->add<WaferActor>(*fc_[w], *layout_, shape_, first_step_, cfg.retain_last_layer, cfg.detail));
   for (uint32_t w = 0; w < n; ++w) workers_.push_back(&runtime_->add<InputWorker>(w, *layout_, batches_));
 
   // Links: the tree (each level's latency and bandwidth both ways), MemoryX to the root, the
@@ -124,6 +124,7 @@ StepResult Cluster::train_step(const float* x, const uint8_t* labels, const floa
   const MemoryXActor::StepEnd* before = s > first_step_ ? mx_->step_end(s - 1) : nullptr;
   r.end = e->end;
   r.cycles = e->end - (before ? before->end : 0);
+  r.detailed = cfg_.detail.detailed(s);
   return r;
 }
 

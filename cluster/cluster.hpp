@@ -33,6 +33,7 @@ struct ClusterConfig {
   MemoryXConfig memoryx;
   std::filesystem::path resume_from;
   bool retain_last_layer = false;
+  DetailPolicy detail;          // which steps run cycle by cycle (the others functionally)
   Cycle max_cycles = 100'000'000;  // per pass
 };
 
@@ -41,6 +42,7 @@ struct StepResult {
   uint32_t correct = 0;  // argmax == label
   uint64_t cycles = 0;   // training: from the previous step's end to this one's (MemoryX's last update)
   Cycle end = 0;
+  bool detailed = true;  // the wafers ran it cycle by cycle (else functionally, passes timed as their last cycle-level runs)
 };
 
 class Cluster {

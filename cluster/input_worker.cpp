@@ -1,5 +1,7 @@
 #include "cluster/input_worker.hpp"
 
+#include "core/half.hpp"
+
 #include <bit>
 
 #include "cluster/step_plan.hpp"
@@ -45,7 +47,7 @@ void InputWorker::pump() {
     b.values.resize(size_t(rows) * features);
     const float* x = it->second.x + size_t(wafer_) * rows * features;  // this wafer's shard
     for (size_t i = 0; i < b.values.size(); ++i)
-      b.values[i] = half ? uint32_t(std::bit_cast<uint16_t>(_Float16(x[i]))) : std::bit_cast<uint32_t>(x[i]);
+      b.values[i] = half ? uint32_t(float_to_half_bits(x[i])) : std::bit_cast<uint32_t>(x[i]);
     b.labels.assign(it->second.labels + size_t(wafer_) * rows, it->second.labels + size_t(wafer_) * rows + rows);
     const SharedBuffer buf = encode_input_batch(b);
     // On the link: the values at their width and a byte per label.

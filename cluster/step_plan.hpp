@@ -35,6 +35,22 @@ inline std::vector<PassKey> step_passes(size_t layers, bool eval) {
   return p;
 }
 
+// Which steps the wafers run cycle by cycle (`training.detail`); the others run functionally
+// (kernels/fc/fc_functional.hpp: the same numbers, each pass timed as its last cycle-level run).
+// Sampled: the first `first` steps and every step whose number (from 1) is a multiple of `every`.
+// Evaluation batches run cycle by cycle only with `all`.
+struct DetailPolicy {
+  enum class Mode : uint8_t { All, None, Sampled };
+  Mode mode = Mode::All;
+  uint64_t every = 0, first = 0;
+  bool detailed(uint64_t step) const {
+    if (mode == Mode::All) return true;
+    if (mode == Mode::None) return false;
+    return step < first || (every && (step + 1) % every == 0);
+  }
+  bool eval_detailed() const { return mode == Mode::All; }
+};
+
 // Whether MemoryX streams this pass's weights (the retained last layer's backward pass it does not).
 inline bool streamed(PassKey k, size_t layers, bool retain_last_layer) { return !(k.backward && retain_last_layer && k.layer + 1 == layers); }
 

@@ -10,8 +10,15 @@
 
 namespace wse {
 
-WaferActor::WaferActor(FcWafer& fc, const FcLayout& layout, const ClusterShape& shape, uint64_t first_step, bool retain_last_layer)
-    : Actor("wafer " + std::to_string(fc.index())), fc_(fc), layout_(layout), shape_(shape), retain_(retain_last_layer), weights_step_(first_step) {}
+WaferActor::WaferActor(FcWafer& fc, const FcLayout& layout, const ClusterShape& shape, uint64_t first_step, bool retain_last_layer,
+                       DetailPolicy detail)
+    : Actor("wafer " + std::to_string(fc.index())),
+      fc_(fc),
+      layout_(layout),
+      shape_(shape),
+      retain_(retain_last_layer),
+      detail_(detail),
+      weights_step_(first_step) {}
 
 std::string WaferActor::waiting_on() const {
   if (!active_) return inputs_.empty() && heads_.empty() ? "" : "holds messages for a step it has not begun";
@@ -47,6 +54,9 @@ void WaferActor::advance() {
       passes_ = step_passes(layout_.layer_count(), eval_);
       stage_ = 0;
       fc_.set_collecting(!eval_);
+      // The whole step, its batch included, at one level: a cycle-level step starts from SRAM it
+      // loads itself, whatever the steps before it ran as.
+      fc_.set_detailed(eval_ ? detail_.eval_detailed() : detail_.detailed(step_));
     }
     if (stage_ == 0) {
       run_input();

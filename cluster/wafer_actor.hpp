@@ -21,7 +21,8 @@ namespace wse {
 
 class WaferActor : public Actor {
  public:
-  WaferActor(FcWafer& fc, const FcLayout& layout, const ClusterShape& shape, uint64_t first_step, bool retain_last_layer);
+  WaferActor(FcWafer& fc, const FcLayout& layout, const ClusterShape& shape, uint64_t first_step, bool retain_last_layer,
+             DetailPolicy detail = {});
   void wire(LinkId up, LinkId to_worker) { up_ = up, to_worker_ = to_worker; }
   std::string waiting_on() const override;
   // Host seconds spent in the wafer's cycle-level runs.
@@ -41,6 +42,7 @@ class WaferActor : public Actor {
   const FcLayout& layout_;
   const ClusterShape& shape_;
   bool retain_;
+  DetailPolicy detail_;
   LinkId up_ = 0, to_worker_ = 0;
   std::deque<Message> inputs_, heads_, resumes_;
   // The step in progress.

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cluster/cluster.hpp"
+#include "host/batch_order.hpp"
 #include "core/errors.hpp"
 #include "io/output_dir.hpp"
 #include "io/output_file.hpp"
@@ -82,16 +83,18 @@ BaselineResult train_baseline(const RunConfig& cfg, const Dataset& train, const 
   if (features != cc.model.layers[0])
     throw ConfigError("config " + cfg.source.string() + ": the dataset has " + std::to_string(features) + " features per sample, model.layers[0] is " +
                       std::to_string(cc.model.layers[0]));
-  const uint32_t per_epoch = train.count / batch;
-  if (per_epoch == 0) throw ConfigError("config " + cfg.source.string() + ": data.train_samples is smaller than one batch");
+  BatchOrder order(train.count, batch, cfg.train.shuffle, cfg.train.memoryx.seed);
+  if (order.steps_per_epoch() == 0) throw ConfigError("config " + cfg.source.string() + ": data.train_samples is smaller than one batch");
+  std::vector<float> x(size_t(batch) * features);
+  std::vector<uint8_t> y(batch);
   BaselineResult out;
   for (uint64_t s = 0; s < steps; ++s) {
-    const uint32_t b = uint32_t(s % per_epoch) * batch;
+    order.gather(train, s, x.data(), y.data());
     const Net n = current(mx);
-    const Forward f = forward(n, &train.images[size_t(b) * features], batch, features);
+    const Forward f = forward(n, x.data(), batch, features);
     Mat dz;
     uint32_t unused = 0;
-    const double loss = loss_of(f.logits, &train.labels[b], unused, &dz);
+    const double loss = loss_of(f.logits, y.data(), unused, &dz);
     for (size_t l = n.w.size(); l-- > 0;) {
       const Mat dw = f.a[l].transpose() * dz;
       const Row db = dz.colwise().sum();

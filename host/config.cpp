@@ -157,15 +157,16 @@ void load_train_fields(TrainConfig& t, MachineSpec& machine, const YAML::Node& r
     throw ConfigError(where + ": field 'model.layers': Fashion-MNIST needs 784 inputs and 10 outputs, got " +
                       std::to_string(t.layers.front()) + " and " + std::to_string(t.layers.back()));
   if (YAML::Node d = root["data"]) {
-    check_keys(d, where, "data", {"dir", "train_samples", "eval_samples"});
+    check_keys(d, where, "data", {"dir", "train_samples", "eval_samples", "shuffle"});
     if (d["dir"]) t.data_dir = scalar<std::string>(d["dir"], where, "data.dir", "a directory");
     if (d["train_samples"]) t.train_samples = uint32_t(count(d["train_samples"], where, "data.train_samples", 1u << 30));
     if (d["eval_samples"]) t.eval_samples = uint32_t(count(d["eval_samples"], where, "data.eval_samples", 1u << 30));
+    if (d["shuffle"]) t.shuffle = scalar<bool>(d["shuffle"], where, "data.shuffle", "true or false");
   }
   if (YAML::Node tr = root["training"]) {
     check_keys(tr, where, "training",
                {"batch_size", "num_csx", "epochs", "max_steps", "log_every", "checkpoint_every", "checkpoint_dir", "resume_from",
-                "precision", "loss_scale", "retain_last_layer"});
+                "precision", "loss_scale", "retain_last_layer", "detail"});
     if (tr["batch_size"]) t.batch_size = uint32_t(positive(tr["batch_size"], where, "training.batch_size", 1u << 20));
     if (tr["num_csx"]) t.num_csx = uint32_t(positive(tr["num_csx"], where, "training.num_csx", 64));
     if (tr["epochs"]) t.epochs = uint32_t(positive(tr["epochs"], where, "training.epochs", 1000));
@@ -183,6 +184,22 @@ void load_train_fields(TrainConfig& t, MachineSpec& machine, const YAML::Node& r
     if (tr["loss_scale"]) t.loss_scale = number(tr["loss_scale"], where, "training.loss_scale", 1.0 / 65536, 65536);
     if (tr["retain_last_layer"])
       t.retain_last_layer = scalar<bool>(tr["retain_last_layer"], where, "training.retain_last_layer", "true or false");
+    if (YAML::Node d = tr["detail"]) {
+      // all | none | {every: N, first: M}: which steps run cycle by cycle.
+      if (d.IsMap()) {
+        check_keys(d, where, "training.detail", {"every", "first"});
+        t.detail.mode = DetailPolicy::Mode::Sampled;
+        t.detail.every = d["every"] ? count(d["every"], where, "training.detail.every", 1u << 30) : 0;
+        t.detail.first = d["first"] ? count(d["first"], where, "training.detail.first", 1u << 30) : 0;
+        if (!t.detail.every && !t.detail.first)
+          throw ConfigError(where + ": field 'training.detail': give 'every' and/or 'first' (or write all / none)");
+      } else {
+        const std::string v = scalar<std::string>(d, where, "training.detail", "all, none or {every: N, first: M}");
+        if (v == "all") t.detail.mode = DetailPolicy::Mode::All;
+        else if (v == "none") t.detail.mode = DetailPolicy::Mode::None;
+        else throw ConfigError(where + ": field 'training.detail': expected all, none or {every: N, first: M}, got '" + v + "'");
+      }
+    }
   }
   if (YAML::Node o = root["optimizer"]) {
     check_keys(o, where, "optimizer", {"kind", "lr", "momentum", "beta1", "beta2", "eps", "weight_decay"});
@@ -404,6 +421,7 @@ ClusterConfig cluster_config(const RunConfig& cfg) {
   c.memoryx = t.memoryx;
   c.resume_from = t.resume_from;
   c.retain_last_layer = t.retain_last_layer;
+  c.detail = t.detail;
   c.max_cycles = cfg.max_cycles;
   return c;
 }

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "cluster/step_plan.hpp"
 #include "memoryx/memoryx.hpp"
 #include "swarmx/swarmx.hpp"
 
@@ -31,6 +32,11 @@ struct TrainConfig {
   // "in practice, the weights of this output layer can be retained to save time"): no backward
   // stream for it from MemoryX.
   bool retain_last_layer = false;
+  // training.detail: which steps the wafers run cycle by cycle (the others functionally, with
+  // the same numbers); data.shuffle: a new order of the training samples every epoch, from
+  // weights.seed.
+  DetailPolicy detail;
+  bool shuffle = false;
   MemoryXConfig memoryx;
   SwarmXConfig swarmx;
 };

@@ -7,16 +7,20 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
 #include <optional>
 #include <nlohmann/json.hpp>
 
 #include "core/log.hpp"
 #include "fabric/partition.hpp"
+#include "host/batch_order.hpp"
 #include "host/dataset.hpp"
 #include "host/config.hpp"
 #include "host/interrupt.hpp"
+#include "host/progress.hpp"
 #include "io/output_dir.hpp"
 #include "io/output_file.hpp"
+#include "tools/viz/line_plot.hpp"
 
 namespace wse {
 
@@ -271,7 +275,8 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
 
   Dataset train = load_idx_dataset(tc.data_dir, "train", tc.train_samples);
   Dataset test = tc.eval_samples ? load_idx_dataset(tc.data_dir, "t10k", tc.eval_samples) : Dataset{};
-  const uint32_t steps_per_epoch = train.count / tc.batch_size;
+  BatchOrder order(train.count, tc.batch_size, tc.shuffle, tc.memoryx.seed);
+  const uint32_t steps_per_epoch = order.steps_per_epoch();
   if (steps_per_epoch == 0)
     throw ConfigError(where + ": data.train_samples (" + std::to_string(train.count) + ") is smaller than one batch (" +
                       std::to_string(tc.batch_size) + ")");
@@ -291,6 +296,21 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     std::printf("  resuming the run of %s: steps %llu to %llu\n", modes.resume.c_str(), (unsigned long long)first + 1,
                 (unsigned long long)end);
 
+  // Test accuracy over whole batches of the test set (functional unless every step is detailed).
+  auto evaluate = [&](uint32_t& scored, uint32_t& correct, double& loss) {
+    scored = 0, correct = 0, loss = 0;
+    for (uint32_t b = 0; b + tc.batch_size <= test.count; b += tc.batch_size) {
+      StepResult r = trainer.eval_batch(&test.images[size_t(b) * test.features], &test.labels[b]);
+      correct += r.correct, scored += tc.batch_size, loss += r.loss * tc.batch_size;
+    }
+    if (scored) loss /= scored;
+  };
+  // Three batch buffers: the step's, the next one's (the cluster may start on it), and one free.
+  std::vector<std::vector<float>> bx(3, std::vector<float>(size_t(tc.batch_size) * train.features));
+  std::vector<std::vector<uint8_t>> by(3, std::vector<uint8_t>(tc.batch_size));
+  nlohmann::json epoch_accuracy = nlohmann::json::array();
+  std::vector<uint64_t> detailed_steps, detailed_cycles;
+  Progress progress(end - first, tc.batch_size);
   nlohmann::json losses = nlohmann::json::array();
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t wafer_cycles = 0;
@@ -303,25 +323,46 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   {
     // SIGINT / SIGTERM from here on: finish the step, checkpoint it, say how to resume.
     InterruptGuard guard;
+    if (first < end) order.gather(train, first, bx[first % 3].data(), by[first % 3].data());
     for (uint64_t s = first; s < end; ++s) {
-      const uint32_t b = uint32_t(s % steps_per_epoch) * tc.batch_size;
       // The next step's batch too, so the cluster can start on it before this step ends.
       const bool more = s + 1 < end;
-      const uint32_t nb = uint32_t((s + 1) % steps_per_epoch) * tc.batch_size;
-      StepResult r = trainer.train_step(&train.images[size_t(b) * train.features], &train.labels[b],
-                                        more ? &train.images[size_t(nb) * train.features] : nullptr, more ? &train.labels[nb] : nullptr);
+      if (more) order.gather(train, s + 1, bx[(s + 1) % 3].data(), by[(s + 1) % 3].data());
+      StepResult r = trainer.train_step(bx[s % 3].data(), by[s % 3].data(), more ? bx[(s + 1) % 3].data() : nullptr,
+                                        more ? by[(s + 1) % 3].data() : nullptr);
       wafer_cycles += r.cycles;
+      if (r.detailed) detailed_steps.push_back(s), detailed_cycles.push_back(r.cycles);
       losses.push_back(r.loss);
+      progress.step(s + 1 - first, r.loss, s / steps_per_epoch + 1);
       if (s == first) first_loss_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
       window_loss += r.loss, ++window;
       const uint64_t done = s + 1;
       if (done % tc.log_every == 0 || done == end) {
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::printf("  step %5llu  epoch %llu  loss %.4f  (%.2f s/step, %llu cycles/step)\n", (unsigned long long)done,
-                    (unsigned long long)(s / steps_per_epoch + 1), window_loss / window, secs / double(done - first),
-                    (unsigned long long)(r.cycles));
+        progress.clear();
+        // A functional step's cycles are projected from the last cycle-level run of each pass; with
+        // no such run yet there is nothing to project from.
+        const std::string cycles = r.detailed             ? std::to_string(r.cycles) + " cycles/step"
+                                   : detailed_steps.empty() ? "functional, no cycle-level step yet"
+                                                            : std::to_string(r.cycles) + " cycles/step projected";
+        std::printf("  step %5llu  epoch %llu  loss %.4f  (%.0f images/s, ETA %s, %s)\n", (unsigned long long)done,
+                    (unsigned long long)(s / steps_per_epoch + 1), window_loss / window, double(done - first) * tc.batch_size / secs,
+                    progress.eta(done - first).c_str(), cycles.c_str());
         std::fflush(stdout);
         window_loss = 0, window = 0;
+      }
+      // An accuracy curve over the epochs when there are several.
+      if (tc.epochs > 1 && test.count && done % steps_per_epoch == 0) {
+        uint32_t sc = 0, co = 0;
+        double lo = 0;
+        evaluate(sc, co, lo);
+        if (sc) {
+          epoch_accuracy.push_back({{"epoch", done / steps_per_epoch}, {"step", done}, {"test_accuracy", double(co) / sc}, {"test_loss", lo}});
+          progress.clear();
+          std::printf("  epoch %llu: test accuracy %.2f%% on %u samples (loss %.4f)\n", (unsigned long long)(done / steps_per_epoch),
+                      100.0 * co / sc, sc, lo);
+          std::fflush(stdout);
+        }
       }
       if (done == stop_after) ::raise(SIGSTOP);
       const bool periodic = tc.checkpoint_every && done % tc.checkpoint_every == 0;
@@ -335,16 +376,24 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   const uint64_t steps_done = trainer.memoryx().step() - first;
   const double train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
+  progress.clear();
   // Test accuracy, on the wafer (forward only), over whole batches; not after an interruption.
   uint32_t scored = 0, correct = 0;
   double test_loss = 0;
-  for (uint32_t b = 0; !stopped_by && b + tc.batch_size <= test.count; b += tc.batch_size) {
-    StepResult r = trainer.eval_batch(&test.images[size_t(b) * test.features], &test.labels[b]);
-    correct += r.correct, scored += tc.batch_size, test_loss += r.loss * tc.batch_size;
+  if (!stopped_by) {
+    const nlohmann::json* last = epoch_accuracy.empty() ? nullptr : &epoch_accuracy.back();
+    if (last && (*last)["step"].get<uint64_t>() == first + steps_done) {
+      // The last epoch's evaluation is the final one.
+      scored = uint32_t(test.count / tc.batch_size * tc.batch_size);
+      correct = uint32_t(std::lround((*last)["test_accuracy"].get<double>() * scored));
+      test_loss = (*last)["test_loss"].get<double>();
+    } else {
+      evaluate(scored, correct, test_loss);
+    }
   }
   const double accuracy = scored ? double(correct) / scored : 0.0;
   std::printf("  first loss after %.2f s; peak host memory %.1f MiB\n", first_loss_seconds, double(peak_rss_bytes()) / (1 << 20));
-  if (scored) std::printf("  test accuracy %.2f%% on %u samples (loss %.4f)\n", 100 * accuracy, scored, test_loss / scored);
+  if (scored) std::printf("  test accuracy %.2f%% on %u samples (loss %.4f)\n", 100 * accuracy, scored, test_loss);
 
   nlohmann::json j;
   j["config"] = cfg.source.string();
@@ -365,8 +414,39 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   j["init"]["peak_rss_bytes"] = init_rss;
   j["time_to_first_loss_seconds"] = first_loss_seconds;
   j["peak_rss_bytes"] = peak_rss_bytes();
+  // Measured (cycle-level steps) apart from projected (functional steps, their passes timed as
+  // the last cycle-level run of each pass): training.detail.
   j["wafer_cycles"] = wafer_cycles;
-  j["wafer_cycles_per_step"] = steps_done ? wafer_cycles / steps_done : 0;
+  {
+    nlohmann::json d;
+    d["policy"] = tc.detail.mode == DetailPolicy::Mode::All    ? nlohmann::json("all")
+                  : tc.detail.mode == DetailPolicy::Mode::None ? nlohmann::json("none")
+                                                               : nlohmann::json({{"every", tc.detail.every}, {"first", tc.detail.first}});
+    d["detailed_steps"] = detailed_steps.size();
+    d["functional_steps"] = steps_done - detailed_steps.size();
+    nlohmann::json list = nlohmann::json::array();
+    for (size_t i = 0; i < detailed_steps.size() && i < 1000; ++i) list.push_back(detailed_steps[i] + 1);
+    d["detailed_step_numbers"] = list;  // counted from 1, at most the first 1000
+    if (!detailed_cycles.empty()) {
+      uint64_t sum = 0, lo = UINT64_MAX, hi = 0;
+      for (uint64_t c : detailed_cycles) sum += c, lo = std::min(lo, c), hi = std::max(hi, c);
+      d["measured"] = {{"cycles_per_step_mean", double(sum) / double(detailed_cycles.size())},
+                       {"cycles_per_step_min", lo},
+                       {"cycles_per_step_max", hi},
+                       {"spread", hi - lo}};
+    }
+    if (detailed_steps.empty())
+      d["projected"] = "nothing: no step ran cycle by cycle, so no wafer time is known (training.detail: none)";
+    else
+      d["projected"] = {{"total_cycles", wafer_cycles},
+                      {"total_seconds", double(wafer_cycles) / cfg.machine.clock_hz},
+                      {"how", "every step on the cluster's clock; functional steps' wafer passes take the cycles of their last cycle-level run"}};
+    j["detail"] = d;
+  }
+  j["wafer_cycles_per_step"] = detailed_cycles.empty() ? (steps_done ? wafer_cycles / steps_done : 0)
+                                                       : std::accumulate(detailed_cycles.begin(), detailed_cycles.end(), uint64_t(0)) /
+                                                             detailed_cycles.size();
+  j["test_accuracy_per_epoch"] = epoch_accuracy;
   nlohmann::json layers = nlohmann::json::array();
   for (size_t l = 0; l + 1 < tc.layers.size(); ++l)
     layers.push_back({{"name", "fc" + std::to_string(l + 1)},
@@ -400,6 +480,26 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   j["timeline"] = timeline;
   j["loss_per_step"] = losses;
   j["checkpoint"] = last_checkpoint.string();
+  // The curves as pictures: loss per step (and its moving mean), test accuracy per epoch.
+  if (steps_done > 1) {
+    viz::PlotSeries raw{"loss", {}, {}, {170, 200, 235}}, mean{"mean of 50", {}, {}, {20, 80, 160}};
+    double window_sum = 0;
+    for (size_t i = 0; i < losses.size(); ++i) {
+      const double v = losses[i].get<double>();
+      raw.x.push_back(double(first + i + 1)), raw.y.push_back(v);
+      window_sum += v;
+      if (i >= 50) window_sum -= losses[i - 50].get<double>();
+      mean.x.push_back(double(first + i + 1)), mean.y.push_back(window_sum / double(std::min<size_t>(i + 1, 50)));
+    }
+    viz::write_line_plot(out->entry("loss.png"), {"training loss, " + cfg.source.filename().string(), "step", "loss", {raw, mean}});
+    j["plots"]["loss"] = "loss.png";
+    if (epoch_accuracy.size() > 1) {
+      viz::PlotSeries acc{"test accuracy", {}, {}, {200, 60, 40}, true};
+      for (const auto& e : epoch_accuracy) acc.x.push_back(e["epoch"].get<double>()), acc.y.push_back(e["test_accuracy"].get<double>());
+      viz::write_line_plot(out->entry("accuracy.png"), {"test accuracy per epoch, " + cfg.source.filename().string(), "epoch", "accuracy", {acc}});
+      j["plots"]["accuracy"] = "accuracy.png";
+    }
+  }
   std::string resume_command;
   if (stopped_by) {
     resume_command = "wse run " + cfg.source.string() + " --resume " + last_checkpoint.string() + " --out " + out_dir.string() + "_resumed";
@@ -407,6 +507,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   } else {
     j["test_accuracy"] = accuracy;
     j["test_samples"] = scored;
+    j["test_loss"] = test_loss;
   }
   j["sram_high_water_bytes"] = trainer.sram_high_water();
   j["host_seconds"] = train_seconds;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/half.hpp"
 #include "core/machine_spec.hpp"
 #include "pe/dsd.hpp"
 
@@ -21,24 +22,13 @@ namespace wse {
 
 inline uint32_t elem_bytes(ElemType t) { return t == ElemType::F32 ? 4 : 2; }
 
-// fp16 -> fp32 by table: exact, and without the libgcc call x86-64's baseline ISA needs (the
-// datapath converts an fp16 operand per element; this was a tenth of an FC step's host time).
-struct HalfTable {
-  std::array<float, 65536> value;
-  HalfTable() {
-    for (uint32_t i = 0; i < 65536; ++i) value[i] = float(std::bit_cast<_Float16>(uint16_t(i)));
-  }
-};
-inline const HalfTable kHalfTable;
-inline float half_to_float(uint16_t bits) { return kHalfTable.value[bits]; }
-
 inline float from_bits(uint32_t bits, ElemType t) {
   if (t == ElemType::F32) return std::bit_cast<float>(bits);
   return half_to_float(uint16_t(bits));
 }
 inline uint32_t to_bits(float v, ElemType t) {
   if (t == ElemType::F32) return std::bit_cast<uint32_t>(v);
-  return std::bit_cast<uint16_t>(_Float16(v));
+  return float_to_half_bits(v);
 }
 
 inline bool is_multiply(DsdOpCode c) { return c == DsdOpCode::Mac || c == DsdOpCode::Mul; }
@@ -83,7 +73,7 @@ inline void mem_write(uint8_t* sram, const Dsd& d, uint32_t i, ElemType t, float
   if (t == ElemType::F32) {
     std::memcpy(sram + at, &v, 4);
   } else {
-    const _Float16 h = _Float16(v);
+    const uint16_t h = float_to_half_bits(v);
     std::memcpy(sram + at, &h, 2);
   }
 }

@@ -10,5 +10,5 @@ cmake --build --preset asan
 ctest --preset asan -j2
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 cmake --preset tsan >/dev/null
-cmake --build --preset tsan --target determinism_test activity_threads_test init_graph_test cluster_test
+cmake --build --preset tsan --target determinism_test activity_threads_test init_graph_test cluster_threads_test
 ctest --preset tsan

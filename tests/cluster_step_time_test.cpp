@@ -20,102 +20,20 @@
 // stream's, a round trip wherever a pass is shorter than 2 Lp, the reduce's and the update.
 // Held for num_csx 1, 4 and 16 (1 and 2 tree levels) within 5%, compute-bound and stream-bound.
 // Also: reduce and update take cycles, a slow MemoryX shows up as stream time on the critical
-// path, retaining the last layer saves the round trip of its backward stream, the same bits at 1,
-// 2 and 3 host threads, and a corrupt message names its sender, receiver and step.
+// path, and retaining the last layer saves the round trip of its backward stream. (The same bits at
+// any thread count, and corrupt messages: cluster_threads_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <map>
 
-#include "cluster/cluster.hpp"
-#include "cluster/message.hpp"
-#include "host/config.hpp"
+#include "cluster_test_support.hpp"
 
 namespace wse {
 namespace {
 
-struct Batch {
-  std::vector<float> x;
-  std::vector<uint8_t> y;
-};
-
-Batch make_batch(uint32_t n, uint32_t features, uint32_t classes, uint32_t seed) {
-  Batch b;
-  for (uint32_t i = 0; i < n * features; ++i) b.x.push_back(float((i * 2654435761u + seed * 97) % 1000) / 1000.0f);
-  for (uint32_t i = 0; i < n; ++i) b.y.push_back(uint8_t((i * 7 + seed) % classes));
-  return b;
-}
-
-RunConfig base_config(uint32_t num_csx) {
-  RunConfig cfg;
-  cfg.source = "in-memory";
-  cfg.kernel = "fc_train";
-  cfg.mesh = {8, 4};
-  cfg.train.layers = {256, 128, 64, 10};
-  cfg.train.batch_size = num_csx == 3 ? 48 : 64;  // split evenly over the wafers
-  cfg.train.num_csx = num_csx;
-  cfg.train.memoryx.optimizer = {"sgd", 0.05f, 0.9f};
-  cfg.train.memoryx.encoding = StreamEncoding::DenseHalf;
-  cfg.train.memoryx.seed = 3;
-  cfg.train.mixed = true;
-  cfg.train.loss_scale = 128.0f;
-  return cfg;
-}
-
-// Every cluster link instant and unbounded: what is left is the wafer's own compute.
-ClusterConfig ideal(ClusterConfig c) {
-  MachineSpec& m = c.machine;
-  m.memoryx_bytes_per_cycle = m.swarmx_link_bytes_per_cycle = m.input_bytes_per_cycle = 1e9;
-  m.memoryx_update_bytes_per_cycle = 1e9;
-  m.memoryx_latency_cycles = m.swarmx_latency_cycles = m.input_latency_cycles = m.user_node_latency_cycles = 1;
-  m.edge_buffer_bytes = uint64_t(1) << 40;
-  return c;
-}
-
-struct Training {
-  std::vector<StepResult> steps;
-  nlohmann::json timeline;  // of the last step
-  std::vector<std::vector<float>> weights;
-  std::vector<double> losses;
-  std::vector<std::vector<float>> gradients;
-  std::map<std::string, double> tail;  // per pass: the wafer's cycles after its last weight entered
-};
-
-constexpr uint32_t kSteps = 3;
-
-Training train(const ClusterConfig& c, unsigned threads, std::function<void(Message&)> tamper = {}) {
-  Cluster cluster(c, threads);
-  if (tamper) cluster.set_tamper(std::move(tamper));
-  const uint32_t in = c.model.layers.front(), classes = c.model.layers.back();
-  std::vector<Batch> batches;
-  for (uint32_t s = 0; s <= kSteps; ++s) batches.push_back(make_batch(c.model.batch_size, in, classes, s + 1));
-  Training r;
-  for (uint32_t s = 0; s < kSteps; ++s) {
-    const Batch* next = s + 1 < kSteps ? &batches[s + 1] : nullptr;
-    r.steps.push_back(cluster.train_step(batches[s].x.data(), batches[s].y.data(), next ? next->x.data() : nullptr,
-                                         next ? next->y.data() : nullptr));
-    r.losses.push_back(r.steps.back().loss);
-  }
-  r.timeline = cluster.step_timeline(kSteps - 1);
-  for (size_t l = 0; l + 1 < c.model.layers.size(); ++l) {
-    const PassStats f = cluster.forward_stats()[l], b = cluster.backward_stats()[l];
-    r.tail[Cluster::layer_name(l) + " fwd"] = double(f.tail_cycles) / double(f.runs);
-    r.tail[Cluster::layer_name(l) + " bwd"] = double(b.tail_cycles) / double(b.runs);
-  }
-  for (size_t l = 0; l + 1 < c.model.layers.size(); ++l) {
-    r.weights.push_back(cluster.memoryx().weight(l).data);
-    r.gradients.push_back(cluster.last_gradient(l));
-  }
-  return r;
-}
-
-// The wafer's pass spans of a step's timeline, by name ("fc1 fwd", ...).
-std::map<std::string, uint64_t> pass_cycles(const nlohmann::json& timeline) {
-  std::map<std::string, uint64_t> out;
-  for (const auto& s : timeline["spans"]["wafer 0"]) out[s[0].get<std::string>()] = s[2].get<uint64_t>() - s[1].get<uint64_t>();
-  return out;
-}
+using namespace cluster_test;
 
 struct Prediction {
   double cycles = 0;
@@ -224,46 +142,6 @@ TEST(ClusterStepTime, RetainingTheLastLayerSavesItsBackwardStream) {
   for (const auto& s : retained.timeline["spans"]["MemoryX"]) EXPECT_NE(s[0], "stream fc3 bwd");
   std::printf("retain_last_layer: step %llu -> %llu cycles (saved %.0f; 2 Lp - C(fc3 fwd) = %.0f)\n", (unsigned long long)streamed.steps.back().cycles,
               (unsigned long long)retained.steps.back().cycles, saved, 2 * lp - double(fwd3));
-}
-
-// Results and timelines do not depend on how many host threads run the actors and the wafers.
-class ThreadCounts : public ::testing::TestWithParam<uint32_t> {};
-
-TEST_P(ThreadCounts, SameBitsAtOneTwoAndThreeThreads) {
-  const ClusterConfig c = cluster_config(base_config(GetParam()));
-  const Training one = train(c, 1);
-  for (unsigned t : {2u, 3u}) {
-    const Training r = train(c, t);
-    EXPECT_EQ(one.weights, r.weights) << t << " threads";
-    EXPECT_EQ(one.gradients, r.gradients) << t << " threads";
-    EXPECT_EQ(one.losses, r.losses) << t << " threads";
-    EXPECT_EQ(one.timeline.dump(), r.timeline.dump()) << t << " threads";
-    for (size_t s = 0; s < one.steps.size(); ++s) EXPECT_EQ(one.steps[s].end, r.steps[s].end) << t << " threads, step " << s;
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(Wafers, ThreadCounts, ::testing::Values(1u, 3u, 4u));
-
-TEST(ClusterMessages, ACorruptGradientIsRefusedNamingSenderReceiverAndStep) {
-  const ClusterConfig c = cluster_config(base_config(2));
-  auto flip = [](Message& m) {
-    if (m.kind == MessageKind::GradientStream && m.step == 1 && !m.payload.empty()) {
-      // Cut short on the way: the FlatBuffers verifier must refuse it.
-      auto corrupt = std::make_shared<Buffer>(m.payload[0]->begin(), m.payload[0]->begin() + m.payload[0]->size() / 2);
-      m.payload[0] = corrupt;
-    }
-  };
-  try {
-    train(c, 2, flip);
-    FAIL() << "a corrupt GradientStream was accepted";
-  } catch (const UsageError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("GradientStream"), std::string::npos) << what;
-    EXPECT_NE(what.find("wafer"), std::string::npos) << what;       // the sender
-    EXPECT_NE(what.find("swarmx"), std::string::npos) << what;      // the receiver
-    EXPECT_NE(what.find("step 1"), std::string::npos) << what;
-    std::printf("%s\n", what.c_str());
-  }
 }
 
 }  // namespace

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
 #include <cstring>
 
+#include "pe/dsd_op.hpp"
 #include "pe_test_support.hpp"
 #include "test_support.hpp"
 
@@ -34,6 +36,39 @@ void memory_ops(PeContext& ctx) {
   ctx.fmovs(d(v.strided + 1, 8, 4), d(v.a, 8));                  // stride % 8 == 4: width 2, 4 cycles
   ctx.fmovs(d(v.strided + 3, 8, 8), d(v.a, 8));                  // stride % 8 == 0: width 1, 8 cycles
   ctx.fadds(d(v.acc, 10, 0), d(v.acc, 10, 0), d(v.a, 10));       // a reduction: width 1, 10 cycles
+}
+
+// The datapath's own fp32 -> fp16 rounding (pe/dsd_op.hpp, bit arithmetic) against the compiler's
+// _Float16 conversion: every half value and its neighbours, the ties between adjacent halves
+// (round to nearest even), the overflow and subnormal edges, and every 256th float. (All 2^32
+// floats agreed when it was written; that sweep takes minutes.)
+TEST(PeDsd, HalfRoundingIsTheCompilersBitForBit) {
+  auto same = [](float f) {
+    const uint16_t want = std::bit_cast<uint16_t>(_Float16(f));
+    const uint16_t got = wse::float_to_half_bits(f);
+    if (got != want) ADD_FAILURE() << std::hex << "float bits 0x" << std::bit_cast<uint32_t>(f) << ": 0x" << got << ", expected 0x" << want;
+    return got == want;
+  };
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    const float v = float(std::bit_cast<_Float16>(uint16_t(h)));
+    const uint32_t b = std::bit_cast<uint32_t>(v);
+    for (int64_t d = -2; d <= 2; ++d) ASSERT_TRUE(same(std::bit_cast<float>(uint32_t(int64_t(b) + d))));
+    // The midpoint to the next half up, and one float either side of it.
+    const float next = float(std::bit_cast<_Float16>(uint16_t(h + 1)));
+    if ((h & 0x7fff) < 0x7bff && std::isfinite(next)) {
+      const float mid = v + (next - v) / 2;
+      const uint32_t m = std::bit_cast<uint32_t>(mid);
+      for (int64_t d = -1; d <= 1; ++d) ASSERT_TRUE(same(std::bit_cast<float>(uint32_t(int64_t(m) + d))));
+    }
+  }
+  for (float f : {65504.0f, 65519.99f, 65520.0f, 65536.0f, 1e9f, 5.96e-8f, 2.98e-8f, 2.99e-8f, 6.1e-5f, 0.0f, -0.0f}) {
+    ASSERT_TRUE(same(f));
+    ASSERT_TRUE(same(-f));
+  }
+  for (uint64_t i = 0; i < (uint64_t(1) << 32); i += 256) {
+    const float f = std::bit_cast<float>(uint32_t(i));
+    if (!std::isnan(f)) ASSERT_TRUE(same(f));
+  }
 }
 
 TEST(PeDsd, MemoryOpsComputeLikeTheHostAndCostTheirSimdWidth) {

@@ -3,6 +3,7 @@
 #include <bit>
 
 #include "core/errors.hpp"
+#include "core/half.hpp"
 #include "wire/stream_validation.hpp"
 #include "schemas/weight_stream_generated.h"
 
@@ -18,7 +19,7 @@ void for_each_weight(const LayerView& l, StreamSlice s, Fn&& fn) {
     for (uint32_t n = 0; n < l.out; ++n) fn(pos++, k, n, l.at(k, n));
 }
 
-uint32_t half_bits(float v) { return std::bit_cast<uint16_t>(_Float16(v)); }
+uint32_t half_bits(float v) { return float_to_half_bits(v); }
 
 }  // namespace
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/half.hpp"
+
 namespace wse {
 
 using Buffer = std::vector<uint8_t>;
@@ -33,7 +35,7 @@ struct LayerView {
   bool kept(uint32_t k, uint32_t n) const {
     const uint8_t* m = k < in ? weight_mask : bias_mask;
     if (m) return m[k < in ? size_t(k) * out + n : n] != 0;
-    return _Float16(at(k, n)) != _Float16(0.0f);
+    return (float_to_half_bits(at(k, n)) & 0x7fffu) != 0;  // not a zero in fp16
   }
 };
 

@@ -27,7 +27,7 @@ float act_read(PeContext& ctx, const FcVars& v, uint32_t off, uint32_t i) {
   return ctx.at<float>(off)[i];
 }
 void act_write(PeContext& ctx, const FcVars& v, uint32_t off, uint32_t i, float x) {
-  if (v.mixed) ctx.at<_Float16>(off)[i] = _Float16(x);
+  if (v.mixed) ctx.at<uint16_t>(off)[i] = float_to_half_bits(x);
   else ctx.at<float>(off)[i] = x;
 }
 // A move of n activations (memory or fabric; on the fabric one per wavelet).
@@ -41,7 +41,7 @@ Dsd f32_mem(uint32_t off, uint32_t first, uint32_t n) { return mem1d(off + first
 // acc[row][:] += w * vec[col][:] over the batch rows (fp32 sums; fp16 operands in mixed).
 void axpy(PeContext& ctx, const FcVars& v, uint32_t acc, uint32_t row, uint32_t vec, uint32_t col, float w) {
   const Dsd y = f32_mem(acc, row * v.br, v.br);
-  if (v.mixed) ctx.fmachs(y, y, act_mem(v, vec, col * v.br, v.br), _Float16(w));
+  if (v.mixed) ctx.fmachs(y, y, act_mem(v, vec, col * v.br, v.br), std::bit_cast<_Float16>(float_to_half_bits(w)));
   else ctx.fmacs(y, y, act_mem(v, vec, col * v.br, v.br), w);
 }
 
@@ -224,7 +224,7 @@ void backward_weight(PeContext& ctx, Wavelet w) {
       const Dsd a = b ? p : scalar_f32(0.0f);
       const Dsd xb = act_mem(v, v.x, k * v.br + b, 1);
       const float s = act_read(ctx, v, v.dz, n * v.br + b);
-      if (v.mixed) ctx.fmachs(p, a, xb, _Float16(s));
+      if (v.mixed) ctx.fmachs(p, a, xb, std::bit_cast<_Float16>(float_to_half_bits(s)));
       else ctx.fmacs(p, a, xb, s);
     }
     if (++v.dw_fill == kDwBlock) dw_block_full(ctx, v);

@@ -63,6 +63,9 @@ FcWafer::FcWafer(const FcLayout& layout, Wafer& wafer, uint32_t index, unsigned 
   wafer.finalize(threads);
   fwd_.resize(layout.layer_count());
   bwd_.resize(layout.layer_count());
+  fwd_time_.resize(layout.layer_count());
+  bwd_time_.resize(layout.layer_count());
+  functional_ = std::make_unique<FcFunctional>(layout);
 }
 
 uint32_t FcWafer::sram_high_water() const {
@@ -101,6 +104,12 @@ FcPassResult FcWafer::load_input(const InputShard& shard, Cycle start, const Edg
   if (shard.rows != layout_.batch_per_wafer() || shard.features != features || shard.half != layout_.model().mixed ||
       shard.values.size() != uint64_t(shard.rows) * features || shard.labels.size() != shard.rows)
     throw std::logic_error("FcWafer::load_input: the shard does not match the layout (checked when its message was decoded)");
+  if (!detailed_) {
+    functional_->load_input(shard);
+    FcPassResult out;
+    out.start = start, out.end = start + input_time_.duration;
+    return out;
+  }
   Mesh& mesh = wafer_.mesh();
   FcPassResult out;
   out.start = std::max(start, wafer_.clock());
@@ -142,6 +151,7 @@ FcPassResult FcWafer::load_input(const InputShard& shard, Cycle start, const Edg
   mesh.share_io_bandwidth(wafer_.spec().io_bytes_per_cycle);
   out.run = run("the input of a batch", {});
   out.end = out.run.start + out.run.cycles;
+  input_time_.duration = std::max<Cycle>(1, out.end - out.start);
   if (collecting_) {
     ++input_.runs;
     input_.cycles += out.run.cycles;
@@ -151,7 +161,19 @@ FcPassResult FcWafer::load_input(const InputShard& shard, Cycle start, const Edg
   return out;
 }
 
+FcPassResult FcWafer::functional_pass(size_t l, bool backward, const std::vector<DecodedStream>& streams, Cycle start) {
+  FcPassResult out;
+  if (backward) functional_->backward(l, streams, out.dw, out.positions);
+  else functional_->forward(l, streams, out.loss_sum, out.correct);
+  const PassTiming& t = (backward ? bwd_time_ : fwd_time_)[l];
+  out.start = start, out.end = start + t.duration;
+  out.first_egress = start + t.first_egress, out.last_egress = start + t.last_egress;
+  out.arrival_bound = t.arrival_bound;
+  return out;
+}
+
 FcPassResult FcWafer::run_pass(size_t l, bool backward, const std::vector<DecodedStream>& streams, Cycle start, const EdgeTiming& timing) {
+  if (!detailed_) return functional_pass(l, backward, streams, start);
   Mesh& mesh = wafer_.mesh();
   const uint32_t p = layout_.p(), q = layout_.q();
   const size_t last = layout_.layer_count() - 1;
@@ -258,6 +280,11 @@ FcPassResult FcWafer::run_pass(size_t l, bool backward, const std::vector<Decode
     }
 
   for (uint32_t c = 0; c < q; ++c) out.arrival_bound = out.arrival_bound || mesh.ingress_ports()[c].arrival_bound();
+  PassTiming& timed = (backward ? bwd_time_ : fwd_time_)[l];
+  timed.duration = std::max<Cycle>(1, out.end - out.start);
+  timed.first_egress = backward ? out.first_egress - out.start : 0;
+  timed.last_egress = backward ? out.last_egress - out.start : 0;
+  timed.arrival_bound = out.arrival_bound;
   if (!collecting_) return out;
   PassStats& stats = (backward ? bwd_ : fwd_)[l];
   stats.macs += macs_of(wafer_) - macs_before;
@@ -293,6 +320,7 @@ FcPassResult FcWafer::run_pass(size_t l, bool backward, const std::vector<Decode
 }
 
 void FcWafer::end_eval() {
+  if (!detailed_) return;  // a functional batch took no SRAM
   for (uint32_t r = 0; r < layout_.p(); ++r)
     for (uint32_t c = 0; c < layout_.q(); ++c) {
       FcSramSteps steps = layout_.sram_steps(layout_.geom(r, c), {},

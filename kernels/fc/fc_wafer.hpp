@@ -5,9 +5,11 @@
 // leaves (loss and predictions east, dW south). It knows the layout and the wafer; who sent the
 // streams and where the results go is the cluster's business (cluster/wafer_actor.hpp).
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "kernels/fc/fc_functional.hpp"
 #include "kernels/fc/fc_layout.hpp"
 #include "wafer/wafer.hpp"
 #include "wire/weight_stream.hpp"
@@ -85,6 +87,11 @@ class FcWafer {
   FcPassResult run_pass(size_t l, bool backward, const std::vector<DecodedStream>& streams, Cycle start, const EdgeTiming& timing);
   // After an evaluation batch (forward only): frees what the backward pass would have.
   void end_eval();
+  // Cycle level (the default) or functional: the same numbers from kernels/fc/fc_functional.hpp
+  // without the mesh, each pass timed as the last cycle-level run of the same pass (1 cycle
+  // before there was one). Functional passes leave the wafer, its counters and the stats alone.
+  void set_detailed(bool on) { detailed_ = on; }
+  bool detailed() const { return detailed_; }
 
   const std::vector<PassStats>& forward_stats() const { return fwd_; }
   const std::vector<PassStats>& backward_stats() const { return bwd_; }
@@ -108,6 +115,16 @@ class FcWafer {
   PassStats input_;
   double host_seconds_ = 0;
   KernelObserver* observer_ = nullptr;
+  // What the last cycle-level run of each pass took, relative to its start.
+  struct PassTiming {
+    Cycle duration = 1, first_egress = 0, last_egress = 0;
+    bool arrival_bound = false;
+  };
+  bool detailed_ = true;
+  std::unique_ptr<FcFunctional> functional_;
+  std::vector<PassTiming> fwd_time_, bwd_time_;
+  PassTiming input_time_;
+  FcPassResult functional_pass(size_t l, bool backward, const std::vector<DecodedStream>& streams, Cycle start);
 
  public:
   // Evaluation passes are not training: kept out of the stats.
