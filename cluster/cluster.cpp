@@ -103,7 +103,9 @@ void Cluster::begin(uint64_t step, bool eval) {
 }
 
 StepResult Cluster::train_step(const float* x, const uint8_t* labels, const float* next_x, const uint8_t* next_labels) {
-  const uint64_t s = memoryx_->step();
+  // The step this call is for: calls go in step order. (It may have begun already, on the batch
+  // the call before handed over as the next one, and even ended, during an evaluation.)
+  const uint64_t s = first_step_ + train_calls_++;
   batches_[s] = {x, labels};
   if (!issued_any_ || issued_through_ <= s) {
     begin(s, false);
@@ -123,12 +125,20 @@ StepResult Cluster::train_step(const float* x, const uint8_t* labels, const floa
   const MemoryXActor::StepEnd* e = mx_->step_end(s);
   const MemoryXActor::StepEnd* before = s > first_step_ ? mx_->step_end(s - 1) : nullptr;
   r.end = e->end;
-  r.cycles = e->end - (before ? before->end : 0);
+  // From the previous step's end, or from the end of evaluation batches run since (the machine
+  // was busy with those, not with this step).
+  r.cycles = e->end - std::min(e->end, std::max(before ? before->end : 0, eval_end_));
   r.detailed = cfg_.detail.detailed(s);
   return r;
 }
 
 StepResult Cluster::eval_batch(const float* x, const uint8_t* labels) {
+  // Training steps already begun finish first: an evaluation sees the weights of every step
+  // handed over so far, and does not run beside them.
+  if (issued_any_) {
+    const uint64_t last = issued_through_ - 1;
+    runtime_->run_until([&] { return user_->finished(last, false); }, step_label(last) + "'s end");
+  }
   const uint64_t id = kEvalStepBase + evals_++;
   batches_[id] = {x, labels};
   const Cycle from = runtime_->frontier();
@@ -141,6 +151,7 @@ StepResult Cluster::eval_batch(const float* x, const uint8_t* labels) {
   r.correct = o.correct;
   r.end = o.loss_at;
   r.cycles = o.loss_at - from;
+  eval_end_ = std::max(eval_end_, o.loss_at);
   return r;
 }
 

@@ -118,6 +118,8 @@ class Cluster {
   uint64_t issued_through_ = 0;  // training steps begun so far end before this one
   bool issued_any_ = false;
   uint64_t evals_ = 0;
+  uint64_t train_calls_ = 0;  // train_step calls so far (step first_step_ + calls)
+  Cycle eval_end_ = 0;       // when the last evaluation batch's loss was in
   uint64_t first_step_ = 0;
 };
 

@@ -190,7 +190,9 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt) 
   if (data_info.count < tc.batch_size) throw UsageError("dataset in " + tc.data_dir.string() + " holds fewer samples than one batch");
   OutputDir out(opt.out, {"--out", opt.overwrite, false, opt.command});
   say_tracing(cfg, opt, opt.layer);
-  Cluster trainer(cluster_config(cfg), opt.threads);
+  ClusterConfig cc = cluster_config(cfg);
+  cc.detail = {};  // the traced step runs cycle by cycle, whatever training.detail says
+  Cluster trainer(cc, opt.threads);
   LayerTraceObserver observer(cfg, opt, out, layer, opt.pass == "bwd");
   trainer.set_observer(&observer);
   Dataset data = load_idx_dataset(tc.data_dir, "train", tc.batch_size);

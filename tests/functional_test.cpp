@@ -88,6 +88,43 @@ Outcome train(const Case& c, DetailPolicy detail) {
   return o;
 }
 
+// An evaluation between training steps, while the next step has already been handed its batch,
+// sees the weights of every step so far and leaves training exactly as it was: same losses, same
+// bytes, the same steps cycle by cycle.
+TEST(FunctionalRuns, AnEvaluationBetweenStepsChangesNothing) {
+  const Case c{false, true, 1};
+  auto run = [&](bool evaluate) {
+    RunConfig cfg = config(c);
+    ClusterConfig cc = cluster_config(cfg);
+    cc.detail = {DetailPolicy::Mode::Sampled, 2, 1};
+    Cluster cluster(cc, 2);
+    const uint32_t batch = cfg.train.batch_size, features = cfg.train.layers[0];
+    std::vector<std::vector<float>> x(5, std::vector<float>(size_t(batch) * features));
+    std::vector<std::vector<uint8_t>> y(5, std::vector<uint8_t>(batch));
+    for (uint32_t s = 0; s < 5; ++s)
+      for (size_t i = 0; i < x[s].size(); ++i) x[s][i] = float(((i + 3 * s) * 40503u) % 997) / 997.0f, y[s][i % batch] = uint8_t(i % 5);
+    Outcome o;
+    for (uint32_t s = 0; s < 4; ++s) {
+      const StepResult r = cluster.train_step(x[s].data(), y[s].data(), s + 1 < 4 ? x[s + 1].data() : nullptr, s + 1 < 4 ? y[s + 1].data() : nullptr);
+      o.losses.push_back(r.loss), o.detailed.push_back(r.detailed);
+      if (evaluate && s == 1) o.eval_loss = cluster.eval_batch(x[4].data(), y[4].data()).loss;
+    }
+    EXPECT_EQ(cluster.memoryx().step(), 4u);
+    for (const auto& t : cluster.memoryx().checkpoint().tensors) {
+      std::vector<uint8_t> bytes(t.size() * 4);
+      std::memcpy(bytes.data(), t.data.data(), bytes.size());
+      o.tensors.push_back(std::move(bytes));
+    }
+    return o;
+  };
+  const Outcome plain = run(false), with_eval = run(true);
+  EXPECT_EQ(with_eval.losses, plain.losses);
+  EXPECT_EQ(with_eval.tensors, plain.tensors);
+  EXPECT_EQ(with_eval.detailed, (std::vector<bool>{true, true, false, true}));
+  EXPECT_EQ(plain.detailed, with_eval.detailed);
+  EXPECT_GT(with_eval.eval_loss, 0.0);
+}
+
 class Functional : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Functional, SameBytesAsCycleLevelWhateverTheSampling) {
