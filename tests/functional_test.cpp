@@ -151,7 +151,7 @@ TEST_P(Functional, SameBytesAsCycleLevelWhateverTheSampling) {
 
 INSTANTIATE_TEST_SUITE_P(Runs, Functional,
                          ::testing::Values(Case{false, false, 1}, Case{false, true, 1}, Case{true, false, 1}, Case{true, true, 1},
-                                           Case{false, false, 2}, Case{false, true, 2}, Case{true, true, 2}),
+                                           Case{false, false, 2}, Case{false, true, 2}, Case{true, false, 2}, Case{true, true, 2}),
                          [](const ::testing::TestParamInfo<Case>& i) { return name(i.param); });
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "tools/viz/colour_scale.hpp"
 #include "tools/viz/font.hpp"
 #include "tools/viz/heatmap.hpp"
+#include "tools/viz/line_plot.hpp"
 #include "tools/viz/viz.hpp"
 #include "viz_demo_dump.hpp"
 
@@ -44,6 +45,30 @@ fs::path scratch(const std::string& name) {
   fs::remove_all(p);
   fs::create_directories(p);
   return p;
+}
+
+// A training curve: the series' colour lands where its points are (a rising line: low at the
+// left of the plot area, high at the right), the legend names it, and a series whose x and y
+// differ in length is refused.
+TEST(VizLinePlot, DrawsEachSeriesWhereItsPointsAre) {
+  using namespace wse::viz;
+  const Rgb red{200, 30, 30};
+  PlotSeries s{"rising", {0, 1, 2, 3, 4}, {0, 1, 2, 3, 4}, red, true};
+  const Image img = render_line_plot({"t", "x", "y", {s}, 400, 300});
+  // Plot area: left 80, right 20, top 44, bottom 56 -> x 80..380, y 44..244.
+  auto red_near = [&](int cx, int cy) {
+    for (int y = cy - 3; y <= cy + 3; ++y)
+      for (int x = cx - 3; x <= cx + 3; ++x)
+        if (img.at(uint32_t(x), uint32_t(y)) == red) return true;
+    return false;
+  };
+  EXPECT_TRUE(red_near(80, 244));   // (0, 0): bottom left
+  EXPECT_TRUE(red_near(380, 44));   // (4, 4): top right
+  EXPECT_TRUE(red_near(230, 144));  // (2, 2): the middle
+  EXPECT_FALSE(red_near(100, 60));  // top left stays empty
+  EXPECT_FALSE(red_near(360, 230)); // bottom right too
+  s.y.pop_back();
+  EXPECT_THROW(render_line_plot({"t", "x", "y", {s}}), std::invalid_argument);
 }
 
 TEST(VizColourScale, EndsAndInterpolation) {
