@@ -11,6 +11,7 @@
 
 #include <string>
 
+#include "bare_loop.hpp"
 #include "wafer/wafer.hpp"
 
 namespace {
@@ -73,7 +74,20 @@ void BM_SaturatedRow(benchmark::State& state) {
   state.counters["wavelet_hops/s"] = seconds > 0 ? double(hops) / seconds : 0;
   state.counters["cycles"] = double(cycles);
   state.counters["cycles/s"] = seconds > 0 ? double(cycles) * double(state.iterations()) / seconds : 0;
+  // Against the bare two-phase loop over the same row on this host (bare_loop.hpp): a saturated
+  // row's tile-cycles are its hops.
+  state.counters["tile_cycles/s"] = seconds > 0 ? double(width) * double(cycles) * double(state.iterations()) / seconds : 0;
+  state.counters["of_ceiling"] = state.counters["tile_cycles/s"] / bench::ceiling(width, 1);
 }
+
+// The ceiling itself, per row width (one thread).
+void BM_BareLoop(benchmark::State& state) {
+  const auto width = uint32_t(state.range(0));
+  double rate = 0;
+  for (auto _ : state) rate = bench::bare_loop_tile_cycles_per_second(width, 1, 0.2);
+  state.counters["tile_cycles/s"] = rate;
+}
+BENCHMARK(BM_BareLoop)->ArgNames({"W"})->Arg(64)->Arg(512)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 BENCHMARK(BM_SaturatedRow)
     ->ArgNames({"W", "K", "threads"})

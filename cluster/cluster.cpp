@@ -172,6 +172,12 @@ std::vector<PassStats> Cluster::forward_stats() const { return merged(fc_, false
 std::vector<PassStats> Cluster::backward_stats() const { return merged(fc_, true); }
 PassStats Cluster::input_stats() const { return fc_[0]->input_stats(); }
 
+uint64_t Cluster::engine_cycles() const {
+  uint64_t c = 0;
+  for (const auto& f : fc_) c += f->engine_cycles();
+  return c;
+}
+
 double Cluster::host_seconds() const {
   double s = 0;
   for (const auto& f : fc_) s += f->host_seconds();

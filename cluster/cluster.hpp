@@ -86,6 +86,8 @@ class Cluster {
   std::vector<PassStats> backward_stats() const;
   PassStats input_stats() const;
   double host_seconds() const;
+  // Every wafer's cycle-level run cycles, summed (beside host_seconds: the engines' wall time).
+  uint64_t engine_cycles() const;
   uint64_t skipped_updates() const { return mx_->skipped_updates(); }
   uint32_t sram_high_water() const { return fc_[0]->sram_high_water(); }
   Cycle update_cycles(size_t l) const { return mx_->update_cycles(l); }

@@ -511,6 +511,12 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   }
   j["sram_high_water_bytes"] = trainer.sram_high_water();
   j["host_seconds"] = train_seconds;
+  {
+    // The wafers' cycle-level runs as the Cerebras simulator counts them: tiles x cycles / the
+    // runs' wall seconds (each wafer's engine time; wafers running side by side each count).
+    const double tiles = double(cfg.mesh.width) * double(cfg.mesh.height), secs = trainer.host_seconds();
+    j["tile_cycles_per_second"] = secs > 0 ? tiles * double(trainer.engine_cycles()) / secs : 0.0;
+  }
   j["host_seconds_per_step"] = steps_done ? train_seconds / double(steps_done) : 0.0;
   j["steps_per_epoch"] = steps_per_epoch;
   const auto path = out->entry("report.json");

@@ -33,7 +33,7 @@ TEST(Cli, RunWritesTheReport) {
   std::ifstream in(out / "report.json");
   nlohmann::json j = nlohmann::json::parse(in);
   for (const char* key : {"mesh", "threads", "cycles", "macs", "wavelets", "link_util_max", "backpressure_cycles",
-                          "sram_high_water_bytes", "host_seconds", "pe_cycles_per_second", "checksum"})
+                          "sram_high_water_bytes", "host_seconds", "pe_cycles_per_second", "tile_cycles_per_second", "checksum"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["mesh"]["width"], 6);
   EXPECT_EQ(j["mesh"]["height"], 5);
@@ -41,6 +41,9 @@ TEST(Cli, RunWritesTheReport) {
   EXPECT_EQ(j["macs"], 50 * 40);
   EXPECT_NEAR(j["pe_cycles_per_second"].get<double>(),
               30.0 * j["cycles"].get<double>() / j["host_seconds"].get<double>(), 1e-6 * j["pe_cycles_per_second"].get<double>());
+  // The Cerebras simulator's statistic: every tile of the 6 x 5 mesh, busy or not.
+  EXPECT_NEAR(j["tile_cycles_per_second"].get<double>(), 30.0 * j["cycles"].get<double>() / j["host_seconds"].get<double>(),
+              1e-6 * j["tile_cycles_per_second"].get<double>());
 }
 
 struct BadConfig {

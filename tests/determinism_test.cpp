@@ -19,6 +19,7 @@ nlohmann::json wafer_part(nlohmann::json j) {
   j.erase("threads");
   j.erase("host_seconds");
   j.erase("pe_cycles_per_second");
+  j.erase("tile_cycles_per_second");
   return j;
 }
 

@@ -67,7 +67,9 @@ TEST(PeDsd, HalfRoundingIsTheCompilersBitForBit) {
   }
   for (uint64_t i = 0; i < (uint64_t(1) << 32); i += 256) {
     const float f = std::bit_cast<float>(uint32_t(i));
-    if (!std::isnan(f)) ASSERT_TRUE(same(f));
+    if (!std::isnan(f)) {
+      ASSERT_TRUE(same(f));
+    }
   }
 }
 

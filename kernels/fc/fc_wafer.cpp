@@ -92,6 +92,7 @@ void FcWafer::arrive(IngressPort& port, uint64_t words, uint64_t total_words, Cy
 WaferRun FcWafer::run(const std::string& what, RunHooks hooks) {
   WaferRun r = wafer_.run(max_cycles_, hooks);
   host_seconds_ += r.host_seconds;
+  engine_cycles_ += r.cycles;
   if (r.engine.hit_cycle_limit)
     throw UsageError(where_ + ": " + what + " on wafer " + std::to_string(index_) + " did not finish within run.max_cycles = " +
                      std::to_string(max_cycles_));
@@ -178,7 +179,7 @@ FcPassResult FcWafer::run_pass(size_t l, bool backward, const std::vector<Decode
   const uint32_t p = layout_.p(), q = layout_.q();
   const size_t last = layout_.layer_count() - 1;
   const uint32_t n_out = layout_.model().layers[l + 1], k_in = layout_.model().layers[l];
-  const bool mixed = layout_.model().mixed;
+
   const Program& program = backward ? fc_backward_program() : fc_forward_program();
   FcPassResult out;
   out.start = std::max(start, wafer_.clock());

@@ -97,6 +97,8 @@ class FcWafer {
   const std::vector<PassStats>& backward_stats() const { return bwd_; }
   PassStats& input_stats() { return input_; }
   double host_seconds() const { return host_seconds_; }
+  // Cycles of every cycle-level run (input, passes, evaluation), over which host_seconds went.
+  uint64_t engine_cycles() const { return engine_cycles_; }
   // Per-PE SRAM high water (bytes), max over PEs.
   uint32_t sram_high_water() const;
 
@@ -114,6 +116,7 @@ class FcWafer {
   std::vector<PassStats> fwd_, bwd_;
   PassStats input_;
   double host_seconds_ = 0;
+  uint64_t engine_cycles_ = 0;
   KernelObserver* observer_ = nullptr;
   // What the last cycle-level run of each pass took, relative to its start.
   struct PassTiming {
