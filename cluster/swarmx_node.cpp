@@ -81,16 +81,35 @@ void SwarmXNode::from_child(const Message& m, size_t child) {
   waiting_.erase({kind, m.step, layer, backward});
   if (kind == Gradient) reduce_gradients(m.step, layer, all);
   else if (kind == LossKind) reduce_losses(m.step, all);
-  else reduce_credits(m.step, layer, backward, all);
+  else reduce_credits(m.step, all);
 }
+
+namespace {
+
+// When the children's messages came: the first and the last to arrive (the reduce leaves with
+// the last), the last byte of any, and the latest-ending cause among them (the critical path).
+struct Arrivals {
+  Cycle first = kNever, ready = 0, last = 0;
+  CauseCandidate latest;
+};
+
+Arrivals arrivals(const std::vector<Message>& got) {
+  Arrivals a;
+  for (const Message& m : got) {
+    a.first = std::min(a.first, m.arrive);
+    a.ready = std::max(a.ready, m.arrive), a.last = std::max(a.last, m.last);
+    if (m.cause != kNoSpan && m.cause_end >= a.latest.end) a.latest = {m.cause, m.cause_end};
+  }
+  return a;
+}
+
+}  // namespace
 
 void SwarmXNode::reduce_gradients(uint64_t step, uint32_t layer, std::vector<Message>& got) {
   if (layer >= shape_.layers.size()) throw UsageError(about(got[0], "GradientStream") + ": layer " + std::to_string(layer) + " is not in the model");
   const ClusterShape::Layer& shape = shape_.layers[layer];
   const GradientStreamExpectation expect{layer, shape.rows, shape.cols, shape_.wafers, step};
   GradientMessage sum;
-  Cycle first = kNever, ready = 0, last = 0;
-  CauseCandidate latest;
   for (size_t i = 0; i < got.size(); ++i) {
     GradientMessage g = decode_gradient_stream(*got[i].payload.at(0), about(got[i], "GradientStream of " + shape.name), &expect);
     if (i == 0) {
@@ -101,48 +120,39 @@ void SwarmXNode::reduce_gradients(uint64_t step, uint32_t layer, std::vector<Mes
                          "'s (every wafer streams the same mask)");
       for (size_t k = 0; k < sum.values.size(); ++k) sum.values[k] += g.values[k];  // in child order, as the tree adds
     }
-    first = std::min(first, got[i].arrive);
-    ready = std::max(ready, got[i].arrive), last = std::max(last, got[i].last);
-    if (got[i].cause != kNoSpan && got[i].cause_end >= latest.end) latest = {got[i].cause, got[i].cause_end};
   }
+  const Arrivals a = arrivals(got);
   const SharedBuffer buf = encode_gradient_stream(sum);
-  Message& o = send(up_, MessageKind::GradientStream, step, buf->size(), {buf}, ready, next_span(), 0, last);
+  Message& o = send(up_, MessageKind::GradientStream, step, buf->size(), {buf}, a.ready, next_span(), 0, a.last);
   o.layer = layer;
   o.cause_end = o.last;
-  span("reduce " + shape.name, step, first, o.last, latest_cause({latest}, o.last));
+  span("reduce " + shape.name, step, a.first, o.last, latest_cause({a.latest}, o.last));
 }
 
 void SwarmXNode::reduce_losses(uint64_t step, std::vector<Message>& got) {
   const ControlExpectation e{ControlKind::Loss, 0, shape_.wafers};
   ControlMessage sum;
-  Cycle ready = 0;
-  CauseCandidate latest;
   for (size_t i = 0; i < got.size(); ++i) {
     const ControlMessage c = decode_control(*got[i].payload.at(0), about(got[i], "Loss"), &e);
     if (i == 0) sum = c;
     else sum.loss_sum += c.loss_sum, sum.correct += c.correct, sum.samples += c.samples, sum.wafers += c.wafers;
-    ready = std::max(ready, got[i].arrive);
-    if (got[i].cause != kNoSpan && got[i].cause_end >= latest.end) latest = {got[i].cause, got[i].cause_end};
   }
+  const Arrivals a = arrivals(got);
   const SharedBuffer buf = encode_control(sum);
-  send(to_user_ ? *to_user_ : up_, MessageKind::Control, step, buf->size(), {buf}, ready, latest.span, latest.end);
+  send(to_user_ ? *to_user_ : up_, MessageKind::Control, step, buf->size(), {buf}, a.ready, a.latest.span, a.latest.end);
 }
 
-void SwarmXNode::reduce_credits(uint64_t step, uint32_t layer, bool backward, std::vector<Message>& got) {
+void SwarmXNode::reduce_credits(uint64_t step, std::vector<Message>& got) {
   const ControlExpectation e{ControlKind::StreamCredit, uint32_t(shape_.layers.size()), 0};
   ControlMessage c;
-  Cycle ready = 0;
-  CauseCandidate latest;
   for (size_t i = 0; i < got.size(); ++i) {
     const ControlMessage one = decode_control(*got[i].payload.at(0), about(got[i], "StreamCredit"), &e);
     if (i == 0) c = one;
     c.started = std::max(c.started, one.started);
-    ready = std::max(ready, got[i].arrive);
-    if (got[i].cause != kNoSpan && got[i].cause_end >= latest.end) latest = {got[i].cause, got[i].cause_end};
   }
-  (void)layer, (void)backward;
+  const Arrivals a = arrivals(got);
   const SharedBuffer buf = encode_control(c);
-  send(up_, MessageKind::Control, step, buf->size(), {buf}, ready, latest.span, latest.end);
+  send(up_, MessageKind::Control, step, buf->size(), {buf}, a.ready, a.latest.span, a.latest.end);
 }
 
 }  // namespace wse

@@ -39,7 +39,7 @@ class SwarmXNode : public Actor {
   void from_child(const Message& m, size_t child);
   void reduce_gradients(uint64_t step, uint32_t layer, std::vector<Message>& got);
   void reduce_losses(uint64_t step, std::vector<Message>& got);
-  void reduce_credits(uint64_t step, uint32_t layer, bool backward, std::vector<Message>& got);
+  void reduce_credits(uint64_t step, std::vector<Message>& got);
 
   const ClusterShape& shape_;
   LinkId up_ = 0;

@@ -357,7 +357,12 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
         double lo = 0;
         evaluate(sc, co, lo);
         if (sc) {
-          epoch_accuracy.push_back({{"epoch", done / steps_per_epoch}, {"step", done}, {"test_accuracy", double(co) / sc}, {"test_loss", lo}});
+          epoch_accuracy.push_back({{"epoch", done / steps_per_epoch},
+                                    {"step", done},
+                                    {"test_accuracy", double(co) / sc},
+                                    {"test_loss", lo},
+                                    {"test_samples", sc},
+                                    {"correct", co}});
           progress.clear();
           std::printf("  epoch %llu: test accuracy %.2f%% on %u samples (loss %.4f)\n", (unsigned long long)(done / steps_per_epoch),
                       100.0 * co / sc, sc, lo);
@@ -384,8 +389,8 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     const nlohmann::json* last = epoch_accuracy.empty() ? nullptr : &epoch_accuracy.back();
     if (last && (*last)["step"].get<uint64_t>() == first + steps_done) {
       // The last epoch's evaluation is the final one.
-      scored = uint32_t(test.count / tc.batch_size * tc.batch_size);
-      correct = uint32_t(std::lround((*last)["test_accuracy"].get<double>() * scored));
+      scored = (*last)["test_samples"].get<uint32_t>();
+      correct = (*last)["correct"].get<uint32_t>();
       test_loss = (*last)["test_loss"].get<double>();
     } else {
       evaluate(scored, correct, test_loss);

@@ -79,7 +79,7 @@ void FcFunctional::unpack(size_t l, const std::vector<DecodedStream>& streams) {
 
 void FcFunctional::forward(size_t l, const std::vector<DecodedStream>& streams, double& loss_sum, uint32_t& correct) {
   const FcModel& model = layout_.model();
-  const uint32_t n_out = model.layers[l + 1], k_in = model.layers[l], batch = batch_;
+  const uint32_t n_out = model.layers[l + 1], batch = batch_;
   const bool last = l + 1 == layout_.layer_count();
   unpack(l, streams);
   const std::vector<float>& x = x_[l];
@@ -106,7 +106,6 @@ void FcFunctional::forward(size_t l, const std::vector<DecodedStream>& streams, 
     if (c > 0)
       for (size_t i = 0; i < z.size(); ++i) z[i] = p_[i] + z[i];
   }
-  (void)k_in;
   if (!last) {
     std::vector<float>& next = x_[l + 1];
     next.assign(size_t(n_out + 1) * batch, 1.0f);
