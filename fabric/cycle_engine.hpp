@@ -2,8 +2,8 @@
 // The cycle engine: runs a set of tiles cycle by cycle on N workers of a Boost.Asio thread pool.
 //
 // Each worker owns some bands of the mesh (fabric/partition.hpp) and steps only the tiles its
-// scheduler says are due (idle tiles cost nothing); waking another worker's tile goes through a
-// lock-free mailbox (fabric/scheduler.hpp). Everything a tile reads was committed in an earlier cycle
+// scheduler says are due, once each, in tile order (idle tiles cost nothing); waking another
+// worker's tile goes through a lock-free mailbox (fabric/scheduler.hpp). Everything a tile reads was committed in an earlier cycle
 // (every latency is >= 1 cycle), so the order in which tiles are stepped within a cycle, and the
 // thread that steps them, cannot change any result. After each cycle all workers meet at one
 // barrier that also agrees on the next cycle with any work, so idle stretches are skipped.
@@ -64,7 +64,6 @@ class CycleEngine {
     std::vector<std::unique_ptr<Mailbox>> mail(size_t(workers) * workers);  // [from * workers + to]
     if (workers > 1)
       for (size_t i = 0; i < mail.size(); ++i) mail[i] = std::make_unique<Mailbox>(capacity[i]);
-    stepped_.assign(mesh.shape().tiles(), kNever);
     CycleBarrier barrier(workers);
     std::vector<std::exception_ptr> errors(workers);
     std::vector<EngineResult> results(workers);
@@ -92,15 +91,7 @@ class CycleEngine {
       for (;;) {
         if (!vote.failed) {
           try {
-            std::vector<TileId>& due = sched.advance_to(now);
-            for (size_t i = 0; i < due.size(); ++i) {
-              TileId t = due[i];
-              if (stepped_[t] == now) continue;
-              stepped_[t] = now;
-              tiles.step(t, now, sched);
-              vote.last = now;
-            }
-            sched.finish_bucket(due);
+            if (sched.run_cycle(now, [&](TileId t) { tiles.step(t, now, sched); })) vote.last = now;
           } catch (...) {
             errors[w] = std::current_exception();
             vote.failed = true;
@@ -151,9 +142,6 @@ class CycleEngine {
       if (e) std::rethrow_exception(e);
     return results[0];
   }
-
- private:
-  std::vector<Cycle> stepped_;
 };
 
 }  // namespace wse

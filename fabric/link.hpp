@@ -20,13 +20,14 @@ struct LinkCounters {
 enum class LinkKind : uint8_t { Hop, RampDown, RampUp, Egress };
 
 struct Link {
+  // The queues first: they are what a router's step touches.
+  LinkQueue<Flit> flits;      // src -> dst
+  LinkQueue<Credit> credits;  // dst -> src
+  EgressPort* egress = nullptr;
   TileId src = 0, dst = 0;  // dst == src for RAMP links; unused for egress
   Dir dir = Dir::East;      // direction of travel as seen from src
   LinkKind kind = LinkKind::Hop;
   uint8_t latency = 1;
-  EgressPort* egress = nullptr;
-  LinkQueue<Flit> flits;      // src -> dst
-  LinkQueue<Credit> credits;  // dst -> src
   LinkCounters counters;      // written only by the src side
 };
 

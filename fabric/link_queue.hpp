@@ -1,11 +1,20 @@
 #pragma once
-// The queue under one direction of a link. A link whose two ends are stepped by different
-// workers uses a Boost.Lockfree SPSC queue (the only state workers share); a link inside one
-// worker's block uses a plain ring, which is cheaper and needs no atomics. Both are sized at
-// set-up and never allocate afterwards. Entries carry the cycle they become visible, so what a
-// consumer sees never depends on how far the producer's thread has run.
-#include <boost/lockfree/spsc_queue.hpp>
-#include <cassert>
+// The queue under one direction of a link: a single-producer single-consumer ring, sized at
+// set-up (rounded up to a power of two) and never allocating afterwards. Entries carry the cycle
+// they become visible, so what a consumer sees never depends on how far the producer's thread
+// has run.
+//
+// One code path serves links inside a worker's block and links between two workers: the indices
+// are free-running atomics read with acquire and written with release, which on x86 are plain
+// loads and stores (no locked instruction, no fence), so a link inside a block pays nothing for
+// being shareable and the hot path has no branch on which kind it is. (It used to keep a plain
+// ring beside a Boost.Lockfree queue and test which one on every call; measured in
+// docs/performance.md.) Head and tail sit together with the ring pointer, so one cache line
+// serves both ends of a block-internal link; a cross-worker link pays a shared line for it, and
+// there are few of those (band edges).
+#include <atomic>
+#include <bit>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 
@@ -15,50 +24,37 @@ template <class T>
 class LinkQueue {
  public:
   void init(size_t capacity, bool cross_thread) {
-    capacity_ = capacity;
-    if (cross_thread) {
-      shared_ = std::make_unique<boost::lockfree::spsc_queue<T>>(capacity);
-      ring_.reset();
-    } else {
-      shared_.reset();
-      ring_ = std::make_unique<T[]>(capacity);
-    }
-    head_ = count_ = 0;
+    const uint32_t cap = std::bit_ceil(uint32_t(std::max<size_t>(capacity, 2)));
+    mask_ = cap - 1;
+    ring_ = std::make_unique<T[]>(cap);
+    head_.store(0, std::memory_order_relaxed);
+    tail_.store(0, std::memory_order_relaxed);
+    cross_ = cross_thread;
   }
-  bool cross_thread() const { return bool(shared_); }
+  bool cross_thread() const { return cross_; }
 
   // Producer side. Capacity is derived from the credit loop, so a full queue is a model bug.
   void push(const T& v) {
-    if (shared_) {
-      if (!shared_->push(v)) overflow();
-      return;
-    }
-    if (count_ == capacity_) overflow();
-    uint32_t tail = head_ + count_;
-    if (tail >= capacity_) tail -= capacity_;  // no division on the hot path
-    ring_[tail] = v;
-    ++count_;
+    const uint32_t t = tail_.load(std::memory_order_relaxed);
+    if (t - head_.load(std::memory_order_acquire) > mask_) overflow();
+    ring_[t & mask_] = v;
+    tail_.store(t + 1, std::memory_order_release);
   }
 
   // Consumer side: the oldest entry, or nullptr.
-  const T* front() {
-    if (shared_) return shared_->read_available() ? &shared_->front() : nullptr;
-    return count_ ? &ring_[head_] : nullptr;
+  const T* front() const {
+    const uint32_t h = head_.load(std::memory_order_relaxed);
+    return h == tail_.load(std::memory_order_acquire) ? nullptr : &ring_[h & mask_];
   }
-  void pop() {
-    if (shared_) {
-      shared_->pop();
-      return;
-    }
-    if (++head_ == capacity_) head_ = 0;
-    --count_;
-  }
+  void pop() { head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
 
  private:
   [[noreturn]] static void overflow() { throw std::logic_error("link queue overflow: credit accounting is broken"); }
-  std::unique_ptr<boost::lockfree::spsc_queue<T>> shared_;
   std::unique_ptr<T[]> ring_;
-  uint32_t capacity_ = 0, head_ = 0, count_ = 0;
+  uint32_t mask_ = 0;
+  std::atomic<uint32_t> head_{0};  // written by the consumer
+  std::atomic<uint32_t> tail_{0};  // written by the producer
+  bool cross_ = false;
 };
 
 }  // namespace wse

@@ -6,8 +6,7 @@
 
 namespace wse {
 
-void Router::catch_up(Cycle now) {
-  if (last_step_ == kNever || now <= last_step_ + 1 || !(blocked_lanes_ | blocked_links_)) return;
+void Router::count_slept(Cycle now) {
   const Cycle slept = now - last_step_ - 1;
   for (uint32_t m = blocked_lanes_; m; m &= m - 1) lanes[size_t(std::countr_zero(m))].counters.backpressure_cycles += slept;
   for (int d = 0; d < kDirs; ++d)
@@ -93,7 +92,7 @@ void Router::special_head(size_t i, TileId self, Cycle now, Scheduler& s) {
   }
   l.pending = pending;
   if (pending) {
-    for (uint32_t m = pending; m; m &= m - 1) want_[size_t(std::countr_zero(m))] |= 1u << i;
+    want(pending, i);
     return;
   }
   // Filtered away from its only target: the wavelet leaves the network here (finish_head takes
@@ -161,36 +160,36 @@ void Router::finish_head(size_t i, TileId self, Cycle now, Scheduler& s) {
 void Router::forward(TileId self, Cycle now, Scheduler& s) {
   uint32_t waited = 0;    // lanes whose head found no credit on some output this cycle
   uint32_t finished = 0;  // lanes whose head has reached every tx target
-  for (int d = 0; d < kDirs; ++d) {
+  for (uint32_t outs = wanted_; outs; outs &= outs - 1) {
+    const int d = std::countr_zero(outs);
     const uint32_t cand = want_[size_t(d)];
-    if (!cand) continue;
     Link* link = out[size_t(d)];
-    // Round-robin: lanes after the one granted last, then the rest.
-    const uint32_t after = cand & ~((2u << rr[size_t(d)]) - 1u);
-    int chosen = -1;
-    bool blocked = false;
-    for (uint32_t part : {after, cand & ~after}) {
-      for (uint32_t m = part; m; m &= m - 1) {
+    // The lanes that can send: a credit toward d each, or (an egress port) the port's next slot.
+    uint32_t ok;
+    if (credit_links & (1u << d)) {
+      ok = 0;
+      for (uint32_t m = cand; m; m &= m - 1) {
         const int i = std::countr_zero(m);
-        if (!can_send(lanes[size_t(i)], d, now)) {
-          blocked = true;
-          waited |= 1u << i;
-        } else if (chosen < 0) {
-          chosen = i;
-        }
+        if (lanes[size_t(i)].credits[d] > 0) ok |= 1u << i;
       }
+    } else {
+      ok = link->egress->can_accept(now) ? cand : 0;
     }
-    if (chosen < 0) {
-      if (blocked) ++link->counters.backpressure_cycles;
+    waited |= cand & ~ok;
+    if (!ok) {
+      ++link->counters.backpressure_cycles;
       continue;
     }
+    // Round-robin: the first lane after the one granted last, else the first.
+    const uint32_t after = ok & ~((2u << rr[size_t(d)]) - 1u);
+    const int chosen = std::countr_zero(after ? after : ok);
     Lane& lane = lanes[size_t(chosen)];
     rr[size_t(d)] = uint8_t(chosen);
     const Cycle arrival = now + link->latency;
     // The control bit travels on; .advance_switch is this router's business only.
     const uint8_t flags = lane.front_control() ? kControl : 0;
     if (link->egress) {
-      link->egress->accept(arrival, {lane.front(), lane.colour, flags});
+      link->egress->accept(arrival, Wavelet{lane.front(), lane.colour, flags});
     } else {
       link->flits.push({arrival, lane.front(), lane.colour, flags});
       --lane.credits[d];
@@ -198,7 +197,7 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
     }
     ++link->counters.wavelets;
     ++link->counters.busy_cycles;
-    want_[size_t(d)] &= ~(1u << chosen);
+    if (!(want_[size_t(d)] &= ~(1u << chosen))) wanted_ &= uint8_t(~(1u << d));
     lane.pending &= uint8_t(~bit(Dir(d)));
     if (!lane.pending) finished |= 1u << chosen;
   }
@@ -221,7 +220,7 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
         special_head(i, self, now, s);
       } else {
         lane.pending = lane.tx;
-        for (uint32_t t = lane.tx; t; t &= t - 1) want_[size_t(std::countr_zero(t))] |= 1u << i;
+        want(lane.tx, i);
       }
     }
   }
@@ -230,29 +229,23 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
   // returns (its sender wakes us) or a rate-limited egress port has its next slot.
   blocked_lanes_ = 0;
   blocked_links_ = 0;
-  bool movable = false;
+  if (!wanted_) return;
   Cycle egress_slot = kNever;
-  for (int d = 0; d < kDirs && !movable; ++d) {
-    for (uint32_t m = want_[size_t(d)]; m; m &= m - 1) {
-      const int i = std::countr_zero(m);
-      const Link* link = out[size_t(d)];
-      if (link->egress) {
-        const Cycle slot = link->egress->next_slot();
-        if (slot <= now + 1) {
-          movable = true;
-          break;
-        }
-        egress_slot = std::min(egress_slot, slot);
-      } else if (lanes[size_t(i)].credits[d] > 0) {
-        movable = true;
-        break;
-      }
-      blocked_lanes_ |= 1u << i;
-      blocked_links_ |= uint8_t(1u << d);
+  for (uint32_t outs = wanted_; outs; outs &= outs - 1) {
+    const int d = std::countr_zero(outs);
+    const uint32_t cand = want_[size_t(d)];
+    if (credit_links & (1u << d)) {
+      for (uint32_t m = cand; m; m &= m - 1)
+        if (lanes[size_t(std::countr_zero(m))].credits[d] > 0) return s.schedule(self, now + 1);
+    } else {
+      const Cycle slot = out[size_t(d)]->egress->next_slot();
+      if (slot <= now + 1) return s.schedule(self, now + 1);
+      egress_slot = std::min(egress_slot, slot);
     }
+    blocked_lanes_ |= cand;
+    blocked_links_ |= uint8_t(1u << d);
   }
-  if (movable) s.schedule(self, now + 1);
-  else if (egress_slot != kNever) s.schedule(self, egress_slot);
+  if (egress_slot != kNever) s.schedule(self, egress_slot);
 }
 
 std::vector<std::string> Router::waiting_on() const {

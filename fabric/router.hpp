@@ -100,21 +100,26 @@ class Router {
   void reset_step_state() {
     last_step_ = kNever, blocked_lanes_ = 0, blocked_links_ = 0;
     want_.fill(0);
+    wanted_ = 0;
   }
   // Back to the base route, counters of filters restarted (a new kernel run on the same routes).
   void reset_switches();
 
  private:
   // Cycles between the last step and `now` were slept through with the blocked state of the last
-  // step unchanged (any credit or wavelet would have woken the router): count them.
-  void catch_up(Cycle now);
+  // step unchanged (any credit or wavelet would have woken the router): count them. The test is
+  // inline (a router stepped on consecutive cycles, the common case, returns at once).
+  void catch_up(Cycle now) {
+    if (last_step_ != kNever && now > last_step_ + 1 && (blocked_lanes_ | blocked_links_)) count_slept(now);
+  }
+  void count_slept(Cycle now);
   // A lane's new head: decide where it goes and want those outputs. A head that a filter keeps
   // from every target is dropped on the spot (its credit returns upstream).
   void add_head(size_t i, TileId self, Cycle now, Scheduler& s) {
     Lane& l = lanes[i];
     if (l.ext < 0 && !l.front_control()) {
       l.pending = l.tx;
-      for (uint32_t m = l.tx; m; m &= m - 1) want_[size_t(std::countr_zero(m))] |= 1u << i;
+      want(l.tx, i);
       return;
     }
     special_head(i, self, now, s);
@@ -139,12 +144,15 @@ class Router {
   }
   void apply_switch(Lane& lane, LaneExt& e, SwitchCommand cmd, TileId self, Cycle now, Scheduler& s);
   [[noreturn]] void overflow(const Lane& lane) const;
-  bool can_send(const Lane& lane, int d, Cycle now) const {
-    const Link* link = out[size_t(d)];
-    return link->egress ? link->egress->can_accept(now) : lane.credits[d] > 0;
+
+  // Lane i's head still has to go to each output in `outs`.
+  void want(uint8_t outs, size_t i) {
+    wanted_ |= outs;
+    for (uint32_t m = outs; m; m &= m - 1) want_[size_t(std::countr_zero(m))] |= 1u << i;
   }
 
   std::array<uint32_t, kDirs> want_{};  // per output: lanes whose head still has to go there
+  uint8_t wanted_ = 0;                  // outputs whose want_ is not empty
 
   Cycle last_step_ = kNever;
   uint32_t blocked_lanes_ = 0;  // lanes whose head waited for a credit after the last step

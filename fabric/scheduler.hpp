@@ -1,11 +1,20 @@
 #pragma once
-// One worker's agenda: which of its tiles must be stepped at which cycle. A timing wheel for the
-// near future plus a heap for the far future; buckets keep their capacity, so steady-state
-// scheduling never allocates. Waking a tile another worker owns posts it to that worker's
-// mailbox (a Boost.Lockfree SPSC queue per ordered pair of workers), which the owner drains at
-// the start of its next cycle; the cycle is also noted so fast-forward cannot skip it.
+// One worker's agenda: which of its tiles must be stepped at which cycle.
+//
+// Almost every wake is for the next cycle or the one after (a credit, a hop, a RAMP crossing,
+// a router or PE that can go on), so the near future is a ring of kNear bitmaps over the tiles,
+// one per cycle, each with a summary word per 64 words: waking a tile there is setting a bit,
+// a tile woken twice for one cycle is stepped once, and a cycle's tiles come out in tile order
+// (neighbouring routers and PEs lie together in memory). Wakes further out go to a timing wheel
+// of vectors and, beyond it, a heap; they join their cycle's bitmap when it comes. Nothing
+// allocates in the steady state.
+//
+// Waking a tile another worker owns posts it to that worker's mailbox (a Boost.Lockfree SPSC
+// queue per ordered pair of workers), which the owner drains at the start of its next cycle;
+// the cycle is also noted so fast-forward cannot skip it.
 #include <boost/lockfree/spsc_queue.hpp>
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <queue>
 #include <stdexcept>
@@ -23,9 +32,13 @@ using Mailbox = boost::lockfree::spsc_queue<Wake>;
 
 class Scheduler {
  public:
-  static constexpr uint32_t kWheel = 1024;
+  static constexpr uint32_t kNear = 4;     // cycles now .. now+3 are bitmaps
+  static constexpr uint32_t kWheel = 1024;  // then vectors up to now+1023, then a heap
 
-  explicit Scheduler(size_t tiles) : last_scheduled_(tiles, kNever), buckets_(kWheel) {}
+  explicit Scheduler(size_t tiles)
+      : words_((tiles + 63) / 64), summary_words_((words_ + 63) / 64), last_far_(tiles, kNever), wheel_(kWheel) {
+    for (Near& n : near_) n.bits.assign(words_, 0), n.summary.assign(summary_words_, 0);
+  }
 
   // Multi-worker runs: which worker owns each tile, who this is, and the mailbox toward each worker.
   void connect(const uint16_t* owner, uint16_t me, std::vector<Mailbox*> outbox, std::vector<Mailbox*> inbox) {
@@ -36,64 +49,118 @@ class Scheduler {
   // Before the first cycle of a run that does not start at 0.
   void start_at(Cycle c) { now_ = c; }
 
+  // Wakes tile t at cycle c >= now (c > now while the cycle's tiles are being stepped: every
+  // latency is at least one cycle).
   void schedule(TileId t, Cycle c) {
-    if (owner_ && owner_[t] != me_) {
-      if (!outbox_[owner_[t]]->push({t, c})) throw std::logic_error("scheduler mailbox overflow");
-      remote_ = std::min(remote_, c);
+    if ((!owner_ || owner_[t] == me_) && c - now_ < kNear) [[likely]] {
+      mark(near_[c % kNear], t);
       return;
     }
-    if (last_scheduled_[t] == c) return;  // already due then
-    last_scheduled_[t] = c;
-    if (c - now_ < kWheel) {
-      buckets_[c % kWheel].push_back(t);
-      ++pending_;
-    } else {
-      far_.push({c, t});
-    }
+    schedule_elsewhere(t, c);
   }
 
-  // Tiles due at `now`, including those other workers woke (may repeat a tile; the engine skips
-  // repeats). Everything posted before this cycle is in the mailboxes by now (the barrier).
-  std::vector<TileId>& advance_to(Cycle now) {
+  // Steps every tile due at `now`, in tile order, each once: `step(t)`. Wakes other workers
+  // posted before this cycle are in the mailboxes by now (the barrier). `step` may wake tiles
+  // for later cycles. Returns whether any tile was stepped.
+  template <class Step>
+  bool run_cycle(Cycle now, Step&& step) {
     now_ = now;
     remote_ = kNever;
     while (!far_.empty() && far_.top().first - now_ < kWheel) {
       auto [c, t] = far_.top();
       far_.pop();
-      buckets_[c % kWheel].push_back(t);
-      ++pending_;
+      wheel_[c % kWheel].push_back(t);
+      ++wheel_pending_;
     }
+    Near& n = near_[now % kNear];
+    std::vector<TileId>& bucket = wheel_[now % kWheel];
+    for (TileId t : bucket) mark(n, t);
+    wheel_pending_ -= bucket.size();
+    bucket.clear();
     for (Mailbox* in : inbox_)
-      in->consume_all([this](const Wake& w) { schedule(w.tile, std::max(w.cycle, now_)); });
-    return buckets_[now % kWheel];
-  }
-  void finish_bucket(std::vector<TileId>& b) {
-    pending_ -= b.size();
-    b.clear();
+      in->consume_all([&](const Wake& w) {
+        if (w.cycle <= now_) mark(n, w.tile);
+        else schedule(w.tile, w.cycle);
+      });
+    bool any = false;
+    for (size_t s = 0; s < summary_words_; ++s) {
+      // Each summary bit is taken (and cleared) before its word is stepped; wakes during the
+      // step are for later cycles, so this cycle's bitmap only empties.
+      for (uint64_t sm = std::exchange(n.summary[s], 0); sm; sm &= sm - 1) {
+        const size_t w = s * 64 + size_t(std::countr_zero(sm));
+        for (uint64_t bits = std::exchange(n.bits[w], 0); bits; bits &= bits - 1) {
+          step(TileId(w * 64 + size_t(std::countr_zero(bits))));
+          any = true;
+        }
+      }
+    }
+    return any;
   }
 
   // Earliest cycle after now at which this worker has work, or another worker's tile was woken.
   Cycle next_event() const {
     Cycle best = remote_;
-    if (pending_) {
-      for (uint32_t k = 1; k < kWheel; ++k)
-        if (!buckets_[(now_ + k) % kWheel].empty()) { best = std::min(best, now_ + k); break; }
+    for (uint32_t k = 1; k < kNear; ++k)
+      if (has_any(near_[(now_ + k) % kNear])) {
+        best = std::min(best, now_ + k);
+        break;
+      }
+    if (wheel_pending_) {
+      for (uint32_t k = 1; k < kWheel && now_ + k < best; ++k)
+        if (!wheel_[(now_ + k) % kWheel].empty()) {
+          best = now_ + k;
+          break;
+        }
     }
     if (!far_.empty()) best = std::min(best, far_.top().first);
     return best;
   }
 
  private:
+  // Another worker's tile, or a cycle beyond the bitmaps.
+  [[gnu::noinline]] void schedule_elsewhere(TileId t, Cycle c) {
+    if (owner_ && owner_[t] != me_) {
+      if (!outbox_[owner_[t]]->push({t, c})) throw std::logic_error("scheduler mailbox overflow");
+      remote_ = std::min(remote_, c);
+      return;
+    }
+    if (c - now_ < kNear) return mark(near_[c % kNear], t);
+    if (last_far_[t] == c) return;  // already due then
+    last_far_[t] = c;
+    if (c - now_ < kWheel) {
+      wheel_[c % kWheel].push_back(t);
+      ++wheel_pending_;
+    } else {
+      far_.push({c, t});
+    }
+  }
+
+  struct Near {
+    std::vector<uint64_t> bits;     // a bit per tile
+    std::vector<uint64_t> summary;  // a bit per word of `bits` that may be non-zero
+  };
+  static void mark(Near& n, TileId t) {
+    n.bits[t >> 6] |= uint64_t(1) << (t & 63);
+    n.summary[t >> 12] |= uint64_t(1) << ((t >> 6) & 63);
+  }
+  bool has_any(const Near& n) const {
+    for (uint64_t s : n.summary)
+      if (s) return true;
+    return false;
+  }
+
   using Far = std::pair<Cycle, TileId>;
-  std::vector<Cycle> last_scheduled_;
-  std::vector<std::vector<TileId>> buckets_;
+  size_t words_, summary_words_;
+  Near near_[kNear];
+  std::vector<Cycle> last_far_;  // the last cycle beyond the bitmaps each tile was woken for
+  std::vector<std::vector<TileId>> wheel_;
   std::priority_queue<Far, std::vector<Far>, std::greater<Far>> far_;
   const uint16_t* owner_ = nullptr;
   uint16_t me_ = 0;
   std::vector<Mailbox*> outbox_, inbox_;
   Cycle remote_ = kNever;
   Cycle now_ = 0;
-  size_t pending_ = 0;
+  size_t wheel_pending_ = 0;
 };
 
 }  // namespace wse
