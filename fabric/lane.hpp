@@ -14,7 +14,10 @@ struct LaneCounters {
   uint64_t backpressure_cycles = 0;  // cycles the head waited for a credit
 };
 
-struct Lane {
+// Aligned to a cache line, with what a router's step touches first: a plain lane's ring wraps at
+// its capacity (a few slots), so its step stays within one line; only a lane with switch or
+// filter state, which may take in held wavelets beyond its capacity, wraps at kSlots.
+struct alignas(64) Lane {
   static constexpr uint32_t kSlots = MachineSpec::kMaxDepth + MachineSpec::kMaxLatency + 1;
   static_assert(kSlots <= 32, "slot flags are kept in 32-bit masks");
 
@@ -25,10 +28,11 @@ struct Lane {
   uint8_t head = 0, count = 0, cap = 0;
   int8_t ext = -1;       // index of this lane's switch / filter state in Router::ext, -1 = a plain lane
   uint8_t credits[kDirs] = {};
+  uint8_t ring = kSlots; // slots in use as the ring: cap for a plain lane, kSlots for one with ext
   uint32_t control = 0;  // per slot: a control wavelet
   uint32_t advance = 0;  // per slot: advance this router's switch when the wavelet has left
-  uint32_t slots[kSlots] = {};
   LaneCounters counters;
+  uint32_t slots[kSlots] = {};
 
   bool empty() const { return count == 0; }
   uint32_t front() const { return slots[head]; }
@@ -37,7 +41,7 @@ struct Lane {
   // Returns true when a new head wavelet appears (the router then decides where it goes).
   bool push(uint32_t payload, uint8_t flags = 0) {
     uint32_t at = head + count;
-    if (at >= kSlots) at -= kSlots;
+    if (at >= ring) at -= ring;
     slots[at] = payload;
     if (flags) {
       if (flags & kControl) control |= 1u << at;
@@ -47,7 +51,7 @@ struct Lane {
   }
   bool pop() {
     if (control | advance) control &= ~(1u << head), advance &= ~(1u << head);
-    if (++head == kSlots) head = 0;
+    if (++head == ring) head = 0;
     return --count != 0;
   }
 };

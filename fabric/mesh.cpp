@@ -180,6 +180,7 @@ void Mesh::build_links(const Partition& partition) {
         else cap = std::max(cap, lane_capacity(0));
       }
       lane.cap = uint8_t(cap);
+      lane.ring = lane.ext >= 0 ? uint8_t(Lane::kSlots) : uint8_t(cap);
     }
     r->reset_switches();
   }
@@ -267,6 +268,31 @@ void Mesh::build_links(const Partition& partition) {
       if (r->out[size_t(d)] && !r->out[size_t(d)]->egress) r->credit_links |= bit(Dir(d));
     }
   }
+  assign_notes(partition);
+}
+
+void Mesh::assign_notes(const Partition& partition) {
+  for (auto& r : routers_)
+    if (r) r->poll_in = r->poll_credits = 0;
+  for (Link& l : links_) {
+    l.flit_note = l.credit_note = nullptr;
+    if (l.kind == LinkKind::Egress) continue;
+    Router& src = *routers_[l.src];
+    Router& dst = *routers_[l.dst];
+    const Dir in_dir = l.kind == LinkKind::Hop ? opposite(l.dir) : Dir::Ramp;
+    const bool local = l.kind == LinkKind::Hop && partition.owner[l.src] == partition.owner[l.dst];
+    if (local) {
+      l.flit_note = &dst.noted_in, l.flit_note_bit = bit(in_dir);
+      l.credit_note = &src.noted_credits, l.credit_note_bit = bit(l.dir);
+    }
+    // Who reads which end: a hop's flits and a RAMP-up's flits are the dst router's; a hop's and
+    // a RAMP-down's credits are the src router's (the PE reads the rest itself).
+    if (!local && l.kind != LinkKind::RampDown) dst.poll_in |= bit(in_dir);
+    if (!local && l.kind != LinkKind::RampUp) src.poll_credits |= bit(l.dir);
+  }
+  // Whatever a queue still holds from an earlier run is read at the next step.
+  for (auto& r : routers_)
+    if (r) r->noted_in = r->in_links, r->noted_credits = r->credit_links;
 }
 
 void Mesh::share_io_bandwidth(double bytes_per_cycle) {

@@ -63,6 +63,9 @@ class Mesh {
  private:
   void validate() const;
   void build_links(const Partition& partition);
+  // Which links a producer notes to their consumer and which the consumer polls, for this
+  // partition (fabric/link.hpp).
+  void assign_notes(const Partition& partition);
   std::string where(Coord c, Colour colour) const;
 
   MachineSpec spec_;

@@ -25,6 +25,13 @@ struct Partition {
   static Partition make(MeshShape shape, unsigned workers, unsigned bands_per_worker = 16);
   // The workers make() would use for `workers` asked: what a run reports as its threads.
   static unsigned workers_for(MeshShape shape, unsigned workers);
+
+  // When the user leaves the count to the engine: the workers a mesh pays for, one per
+  // kTilesPerWorker tiles, at most `available`. Below that a second worker costs more in
+  // synchronization and in the slowdown two busy cores inflict on each other than it takes off
+  // (measured in docs/performance.md).
+  static constexpr uint64_t kTilesPerWorker = 8192;
+  static unsigned automatic_workers(MeshShape shape, unsigned available);
 };
 
 }  // namespace wse

@@ -39,11 +39,18 @@ void Router::overflow(const Lane& lane) const {
 void Router::ingest(TileId self, Cycle now, Scheduler& s) {
   catch_up(now);
   last_step_ = now;
-  for (uint32_t m = in_links; m; m &= m - 1) {
+  // Only the links that may hold something: those polled, and those noted since the last step
+  // (a link keeps its note while it holds what is not visible yet).
+  const uint32_t in_m = poll_in | noted_in, credit_m = poll_credits | noted_credits;
+  noted_in = noted_credits = 0;
+  for (uint32_t m = in_m; m; m &= m - 1) {
     const int d = std::countr_zero(m);
     Link* l = in[size_t(d)];
     while (const Flit* f = l->flits.front()) {
-      if (f->arrival > now) break;
+      if (f->arrival > now) {
+        noted_in |= uint8_t(1u << d);
+        break;
+      }
       const auto i = size_t(lane_of[f->colour]);
       // A colour whose switch receives from elsewhere now keeps the wavelet waiting (its sender
       // runs out of credits): backpressure orders the senders as the switches expect.
@@ -52,11 +59,14 @@ void Router::ingest(TileId self, Cycle now, Scheduler& s) {
       l->flits.pop();
     }
   }
-  for (uint32_t m = credit_links; m; m &= m - 1) {
+  for (uint32_t m = credit_m; m; m &= m - 1) {
     const int d = std::countr_zero(m);
     Link* l = out[size_t(d)];
     while (const Credit* c = l->credits.front()) {
-      if (c->visible > now) break;
+      if (c->visible > now) {
+        noted_credits |= uint8_t(1u << d);
+        break;
+      }
       ++lanes[size_t(lane_of[c->colour])].credits[d];
       l->credits.pop();
     }
@@ -192,6 +202,7 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
       link->egress->accept(arrival, Wavelet{lane.front(), lane.colour, flags});
     } else {
       link->flits.push({arrival, lane.front(), lane.colour, flags});
+      if (link->flit_note) *link->flit_note |= link->flit_note_bit;
       --lane.credits[d];
       s.schedule(link->dst, arrival);
     }

@@ -55,6 +55,10 @@ class Router {
   std::array<uint8_t, kDirs> rr{};                       // lane granted last, per output
   uint8_t in_links = 0;       // directions with an incoming link (set by Mesh::build_links)
   uint8_t credit_links = 0;   // directions with an outgoing link that returns credits
+  // Of those, the links ingest() reads every step (another worker or the PE feeds them), and the
+  // ones a producer of this worker has noted as holding something since (Link::flit_note).
+  uint8_t poll_in = 0, poll_credits = 0;
+  uint8_t noted_in = 0, noted_credits = 0;
   bool has_ingress = false;
   Coord where;                // for error messages
 
@@ -73,6 +77,7 @@ class Router {
   LaneExt& make_ext(Lane& l) {
     if (l.ext < 0) {
       l.ext = int8_t(ext.size());
+      l.ring = uint8_t(Lane::kSlots);
       LaneExt e;
       e.base_rx = l.rx, e.base_tx = l.tx;
       ext.push_back(e);
@@ -137,6 +142,7 @@ class Router {
   void return_credit(const Lane& lane, Dir from, TileId self, Cycle now, Scheduler& s) {
     if (Link* up = in[size_t(from)]) {
       up->credits.push({now + 1, lane.colour});
+      if (up->credit_note) *up->credit_note |= up->credit_note_bit;
       s.schedule(up->src, now + 1);
     } else {
       s.schedule(self, now + 1);  // the ingress port feeding this lane may push again

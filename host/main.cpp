@@ -16,6 +16,7 @@
 #include "host/inspect_command.hpp"
 #include "host/job.hpp"
 #include "host/memory_budget.hpp"
+#include "host/thread_choice.hpp"
 #include "host/trace_command.hpp"
 #include "host/train_job.hpp"
 #include "host/viz_command.hpp"
@@ -35,6 +36,9 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
   wse::RunConfig cfg = wse::load_run_config(config);
   wse::check_run_memory(cfg);  // before anything big is built
   modes.tty = isatty(STDOUT_FILENO);
+  const wse::ThreadChoice choice = wse::choose_threads(cfg, threads);
+  threads = choice.threads;
+  modes.threads_choice = choice.to_json().dump();
   if (wse::kernel_kind(cfg.kernel, config).training) return wse::run_training(cfg, threads, out_dir, modes);
   if (!modes.resume.empty()) throw wse::UsageError("--resume: config " + config + " runs kernel " + cfg.kernel + ", which does not train");
   if (modes.validate_only || modes.compile_only) {
@@ -48,6 +52,7 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
   std::cout << "wse: " << cfg.kernel << " " << what << " on a " << cfg.mesh.width << "x" << cfg.mesh.height << " "
             << cfg.machine.name << " mesh, " << wse::Partition::workers_for(cfg.mesh, threads) << " thread(s)" << std::endl;
   wse::JobResult r = wse::run_job(cfg, threads, progress);
+  r.report["threads_choice"] = choice.to_json();
   if (tty) std::fprintf(stderr, "\r\033[K");
   const auto& j = r.report;
   const std::filesystem::path report = out.entry("report.json");
@@ -108,7 +113,7 @@ int main(int argc, char** argv) {
   CLI::App app{"wse: a cycle-level emulator of a Cerebras-style wafer-scale engine"};
   app.require_subcommand(1);
   std::string config;
-  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  unsigned threads = 0;  // 0: the engine chooses (host/thread_choice.hpp)
   std::string out_dir = "out";
   std::string max_memory;
   const char* overwrite_help =
@@ -118,8 +123,9 @@ int main(int argc, char** argv) {
       "Host memory this run may use, e.g. 8G or 512M (default: what the OS reports available). A run whose estimate is "
       "larger is refused before it allocates";
   const char* threads_help =
-      "Worker threads (default: all hardware threads; at most one per mesh row, or per column on a mesh with fewer rows, and the run says how many it used); results "
-      "do not depend on it";
+      "Worker threads (default: the engine chooses: all hardware threads for wafers side by side, and per wafer only the "
+      "workers its mesh pays for, one per 8192 tiles, so a small mesh runs on one; given, it is used as asked, at most one "
+      "per mesh row, or per column on a mesh with fewer rows). The run says how many it used; results do not depend on it";
   CLI::App* run = app.add_subcommand(
       "run", "Run the kernel of a config (examples/gemv.yaml, examples/reduce.yaml, examples/fc_mnist.yaml) and write DIR/report.json");
   wse::TrainModes train_modes;

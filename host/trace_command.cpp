@@ -1,5 +1,7 @@
 #include "host/trace_command.hpp"
 
+#include "host/thread_choice.hpp"
+
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -227,8 +229,10 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt) 
 
 }  // namespace
 
-TraceResult run_trace(const TraceOptions& opt) {
-  RunConfig cfg = load_run_config(opt.config);
+TraceResult run_trace(const TraceOptions& asked) {
+  RunConfig cfg = load_run_config(asked.config);
+  TraceOptions opt = asked;
+  opt.threads = choose_threads(cfg, asked.threads).threads;
   check_run_memory(cfg);  // before anything big is built
   if (opt.pass != "fwd" && opt.pass != "bwd") throw UsageError("--pass '" + opt.pass + "': expected fwd or bwd");
   if (opt.interval == 0) throw UsageError("--interval must be at least 1 cycle");

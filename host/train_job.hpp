@@ -15,6 +15,7 @@ struct TrainModes {
   bool overwrite = false;      // replace the previous wse run in DIR (io/output_dir.hpp)
   std::filesystem::path resume;  // --resume: finish the run this checkpoint came from
   std::string command;         // the command line, recorded in DIR/.wse-run
+  std::string threads_choice;  // JSON of host/thread_choice.hpp's ThreadChoice, for the report
 };
 
 // Returns the exit code: 0, or 128 + the signal when SIGINT / SIGTERM stopped training (after

@@ -1,0 +1,41 @@
+#include "host/thread_choice.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include "fabric/partition.hpp"
+#include "kernels/kernel.hpp"
+
+namespace wse {
+
+nlohmann::json ThreadChoice::to_json() const {
+  nlohmann::json j = {{"asked", automatic ? nlohmann::json("default") : nlohmann::json(threads)}, {"hardware_threads", hardware}};
+  if (!note.empty()) j["note"] = note;
+  return j;
+}
+
+ThreadChoice choose_threads(const RunConfig& cfg, unsigned asked) {
+  ThreadChoice c;
+  c.hardware = std::max(1u, std::thread::hardware_concurrency());
+  if (asked) {
+    c.threads = asked;
+    return c;
+  }
+  c.automatic = true;
+  const bool training = kernel_kind(cfg.kernel, "config " + cfg.source.string()).training;
+  const unsigned wafers = training ? std::max(1u, cfg.train.num_csx) : 1u;
+  if (wafers >= c.hardware) {  // one thread per wafer at most: wafers take turns
+    c.threads = c.hardware;
+    return c;
+  }
+  const unsigned per_wafer = c.hardware / wafers;
+  const unsigned workers = Partition::automatic_workers(cfg.mesh, per_wafer);
+  c.threads = wafers * workers;
+  if (workers < per_wafer)
+    c.note = "the engine used " + std::to_string(workers) + " worker(s) per wafer of the " + std::to_string(per_wafer) +
+             " it could: a " + std::to_string(cfg.mesh.tiles()) + "-tile mesh pays for one worker per " +
+             std::to_string(Partition::kTilesPerWorker) + " tiles (--threads overrides; docs/performance.md)";
+  return c;
+}
+
+}  // namespace wse

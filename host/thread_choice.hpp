@@ -1,0 +1,26 @@
+#pragma once
+// How many worker threads a run uses. `--threads N` is honoured as given (at most one worker per
+// mesh row); without it the engine chooses: every hardware thread it can use, wafers side by side
+// first, and per wafer only the workers its mesh pays for (fabric/partition.hpp,
+// automatic_workers), so the default is never the slow case on a small mesh. The choice and its
+// reason go into the report.
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "host/config.hpp"
+
+namespace wse {
+
+struct ThreadChoice {
+  unsigned threads = 1;    // what to hand to the job (wafers side by side x workers per wafer)
+  bool automatic = false;  // the user did not give --threads
+  unsigned hardware = 1;   // hardware threads of this host
+  std::string note;        // why, when the engine used fewer than it could
+
+  nlohmann::json to_json() const;
+};
+
+// `asked` = 0: the engine's choice.
+ThreadChoice choose_threads(const RunConfig& cfg, unsigned asked);
+
+}  // namespace wse
