@@ -49,6 +49,7 @@ void Pe::attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
   fifo_head_ = fifo_count_ = 0;
   main_active_ = false;
   reading_ = writing_ = 0;
+  queued_ = out_wavelets_ = 0;
   local_pending_ = 0;
   rr_ = out_rr_ = grant_rr_ = 0;
   busy_until_ = dispatch_at_ = 0;
@@ -60,6 +61,10 @@ void Pe::rearm() {
   started_ = false;
   local_blocked_ = program ? program->blocked_locals : 0;
   colour_blocked_ = program ? program->blocked_colours : 0;
+  data_tasks_ = 0;
+  if (program)
+    for (uint32_t c = 0; c < program->data_tasks.size(); ++c)
+      if (program->data_tasks[c]) data_tasks_ |= colour_bit(Colour(c));
 }
 
 bool Pe::idle() const {
@@ -142,6 +147,7 @@ void Pe::ingest(TileId self, Cycle now, Scheduler& s, const MachineSpec&) {
         if (at >= PeInputQueue::kSlots) at -= PeInputQueue::kSlots;
         q.slots[at] = f->payload;
         ++q.count;
+        queued_ |= colour_bit(f->colour);
       }
       l->flits.pop();
     }
@@ -222,7 +228,7 @@ Pe::Progress Pe::progress(ActiveOp& a, uint8_t thread, TileId self, Cycle now, S
         PeInputQueue& q = queues_[size_t(queue_of_[d.colour])];
         bits[k] = q.slots[q.head];
         if (++q.head == PeInputQueue::kSlots) q.head = 0;
-        --q.count;
+        if (--q.count == 0) queued_ &= ~colour_bit(d.colour);
         ramp_down_->credits.push({now + 1, d.colour});
         s.schedule(self, now + 1);
         break;
@@ -249,6 +255,7 @@ Pe::Progress Pe::progress(ActiveOp& a, uint8_t thread, TileId self, Cycle now, S
     q.flags[at] = uint8_t((op.dst.flags & kControl) | (last ? (op.dst.flags & kAdvanceSwitch) : 0));
     q.ready[at] = uint32_t(now + spec.dsd_pipeline_cycles);
     ++q.count;
+    ++out_wavelets_;
   } else {
     std::memcpy(m + mem_elem_offset(op.dst, i, op.t_dst), &out, elem_bytes(op.t_dst));
   }
@@ -288,9 +295,7 @@ bool Pe::main_can_start() const {
   if (fifo_count_) return true;
   if (local_pending_ & ~local_blocked_) return true;
   if (!program) return false;
-  for (const PeInputQueue& q : queues_)
-    if (q.count && !((colour_blocked_ | reading_) & colour_bit(q.colour)) && program->data_tasks[q.colour]) return true;
-  return false;
+  return queued_ & data_tasks_ & ~(colour_blocked_ | reading_);
 }
 
 void Pe::apply(const MainItem& item) {
@@ -378,18 +383,17 @@ void Pe::run_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec)
     local = true;
   } else {
     // Round-robin over colours with a waiting wavelet that a data task may take.
+    const uint32_t may = queued_ & data_tasks_ & ~(colour_blocked_ | reading_);
+    if (!may) return;  // nothing to do: stay idle until a wavelet arrives
     const size_t n = queues_.size();
     PeInputQueue* q = nullptr;
-    for (size_t k = 1; k <= n && !q; ++k) {
-      const size_t i = (rr_ + k) % n;
-      PeInputQueue& c = queues_[i];
-      if (c.count && !((colour_blocked_ | reading_) & colour_bit(c.colour)) && program->data_tasks[c.colour])
-        q = &c, rr_ = uint8_t(i);
+    for (size_t k = 1, i = rr_; k <= n && !q; ++k) {
+      if (++i == n) i = 0;
+      if (may & colour_bit(queues_[i].colour)) q = &queues_[i], rr_ = uint8_t(i);
     }
-    if (!q) return;  // nothing to do: stay idle until a wavelet arrives
     w = {q->slots[q->head], q->colour};
     if (++q->head == PeInputQueue::kSlots) q->head = 0;
-    --q->count;
+    if (--q->count == 0) queued_ &= ~colour_bit(q->colour);
     ramp_down_->credits.push({now + 1, w.colour});
     s.schedule(self, now + 1);
     id = w.colour;
@@ -415,9 +419,10 @@ void Pe::run_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec)
 }
 
 bool Pe::drain(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
+  if (!out_wavelets_) return false;
   const size_t n = outq_.size();
-  for (size_t k = 1; k <= n; ++k) {
-    const size_t i = (out_rr_ + k) % n;
+  for (size_t k = 1, i = out_rr_; k <= n; ++k) {
+    if (++i == n) i = 0;
     PeOutputQueue& q = outq_[i];
     if (!q.count || !q.head_ready(now) || !credits_[q.colour]) continue;
     --credits_[q.colour];
@@ -425,6 +430,7 @@ bool Pe::drain(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
     s.schedule(self, now + spec.ramp_latency_cycles);  // the router takes it from there
     if (++q.head == PeOutputQueue::kSlots) q.head = 0;
     --q.count;
+    --out_wavelets_;
     out_rr_ = uint8_t(i);
     ++counters.send_cycles;
     ++counters.wavelets_out;
@@ -502,8 +508,9 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
   }
   // Sleeping with an op that waits for room: a send stall from the next cycle until woken.
   if (stall_from_ == kNever && waits_room && next != soon) stall_from_ = soon;
-  for (const PeOutputQueue& q : outq_)
-    if (q.count && (!q.head_ready(now) || credits_[q.colour])) consider(q.head_ready_at(now));
+  if (out_wavelets_)
+    for (const PeOutputQueue& q : outq_)
+      if (q.count && (!q.head_ready(now) || credits_[q.colour])) consider(q.head_ready_at(now));
   if (next != kNever) s.schedule(self, next);
 }
 

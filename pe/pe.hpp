@@ -155,6 +155,11 @@ class Pe {
   std::array<int8_t, MachineSpec::kMaxColours> queue_of_{};  // colour -> input queue, -1 none
   std::array<int8_t, MachineSpec::kMaxColours> outq_of_{};   // colour -> output queue, -1 none
   std::array<uint8_t, MachineSpec::kMaxColours> credits_{};  // toward router lanes with rx RAMP
+  // Bit masks by colour, kept beside the queues so the per-cycle questions (may a data task
+  // fire? is anything waiting to leave?) are a few instructions, not loops over the queues.
+  uint32_t queued_ = 0;         // colours with wavelets in their input queue
+  uint32_t data_tasks_ = 0;     // colours the program binds a data task to (set by rearm)
+  uint32_t out_wavelets_ = 0;   // wavelets in the output queues, all colours
   uint32_t reading_ = 0;        // colours an active op reads (their data tasks do not fire)
   uint32_t writing_ = 0;        // colours an active op writes
   uint32_t local_pending_ = 0;  // bit per local task id
