@@ -166,10 +166,9 @@ void Pe::ingest(TileId self, Cycle now, Scheduler& s, const MachineSpec&) {
 Pe::Progress Pe::can_progress(const ActiveOp& a, Cycle now) const {
   if (a.ready > now) return Progress::NotReady;
   if (a.memory_only) return Progress::Moved;
-  for (const Dsd* d : {&a.op.a, &a.op.b})
-    if (d->kind == DsdKind::FabIn && !queues_[size_t(queue_of_[d->colour])].count) return Progress::NoInput;
-  if (a.op.dst.kind == DsdKind::FabOut) {
-    const PeOutputQueue& q = outq_[size_t(outq_of_[a.op.dst.colour])];
+  if (a.fabin & ~queued_) return Progress::NoInput;  // a colour it reads has an empty input queue
+  if (a.outq >= 0) {
+    const PeOutputQueue& q = outq_[size_t(a.outq)];
     if (q.count >= q.cap) return Progress::NoRoom;
   }
   return Progress::Moved;
@@ -314,16 +313,19 @@ void Pe::apply(const MainItem& item) {
   }
 }
 
-void Pe::claim(const ActiveOp& a) {
+void Pe::claim(ActiveOp& a) {
+  a.fabin = 0, a.outq = -1;
   for (const Dsd* d : {&a.op.a, &a.op.b})
     if (d->kind == DsdKind::FabIn) {
       if (reading_ & colour_bit(d->colour)) fail(&a, "colour " + std::to_string(d->colour) + " is already read by another running op");
       reading_ |= colour_bit(d->colour);
+      a.fabin |= colour_bit(d->colour);
     }
   if (a.op.dst.kind == DsdKind::FabOut) {
     if (writing_ & colour_bit(a.op.dst.colour))
       fail(&a, "colour " + std::to_string(a.op.dst.colour) + " is already written by another running op");
     writing_ |= colour_bit(a.op.dst.colour);
+    a.outq = outq_of_[a.op.dst.colour];
   }
 }
 

@@ -121,6 +121,10 @@ class Pe {
     uint8_t task = 0;          // the task that issued it, for error messages
     bool task_local = false;
     bool memory_only = false;
+    // Noted by claim(), so a thread's per-cycle question (can it go on?) is a mask test: the
+    // colours it reads from the fabric, and the output queue it writes (-1: none).
+    int8_t outq = -1;
+    uint32_t fabin = 0;
   };
   // Items of the main thread's queue: an op, or a task action issued after one.
   struct MainItem {
@@ -141,7 +145,7 @@ class Pe {
   bool drain(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec);
   void apply(const MainItem& item);
   // An op becomes active: it owns the colours it reads and writes until it finishes.
-  void claim(const ActiveOp& a);
+  void claim(ActiveOp& a);
   void log(const TaskCost& c) {
     if (task_log) task_log->push_back(c);
   }
