@@ -59,6 +59,7 @@ void Pe::attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
 
 void Pe::rearm() {
   started_ = false;
+  woken_for_ = kNever;  // a run has a scheduler of its own
   local_blocked_ = program ? program->blocked_locals : 0;
   colour_blocked_ = program ? program->blocked_colours : 0;
   data_tasks_ = 0;
@@ -140,7 +141,7 @@ void Pe::ingest(TileId self, Cycle now, Scheduler& s, const MachineSpec&) {
       if (f->flags & kControl) {
         // A control wavelet is for the routers: the CE drops it (and frees its queue slot).
         l->credits.push({now + 1, f->colour});
-        s.schedule(self, now + 1);
+        wake(self, now + 1, s);
       } else {
         PeInputQueue& q = queues_[size_t(queue_of_[f->colour])];
         uint32_t at = q.head + q.count;
@@ -229,10 +230,20 @@ Pe::Progress Pe::progress(ActiveOp& a, uint8_t thread, TileId self, Cycle now, S
         if (++q.head == PeInputQueue::kSlots) q.head = 0;
         if (--q.count == 0) queued_ &= ~colour_bit(d.colour);
         ramp_down_->credits.push({now + 1, d.colour});
-        s.schedule(self, now + 1);
+        wake(self, now + 1, s);
         break;
       }
-      case DsdKind::Mem: std::memcpy(&bits[k], m + mem_elem_offset(d, i, ts[k]), elem_bytes(ts[k])); break;
+      case DsdKind::Mem: {  // the element's 4 or 2 bytes, by type (a copy of a fixed size, not a loop)
+        const uint8_t* at = m + mem_elem_offset(d, i, ts[k]);
+        if (ts[k] == ElemType::F32) {
+          std::memcpy(&bits[k], at, 4);
+        } else {
+          uint16_t h;
+          std::memcpy(&h, at, 2);
+          bits[k] = h;
+        }
+        break;
+      }
       case DsdKind::Scalar: bits[k] = d.offset; break;
       default: break;
     }
@@ -256,7 +267,13 @@ Pe::Progress Pe::progress(ActiveOp& a, uint8_t thread, TileId self, Cycle now, S
     ++q.count;
     ++out_wavelets_;
   } else {
-    std::memcpy(m + mem_elem_offset(op.dst, i, op.t_dst), &out, elem_bytes(op.t_dst));
+    uint8_t* at = m + mem_elem_offset(op.dst, i, op.t_dst);
+    if (op.t_dst == ElemType::F32) {
+      std::memcpy(at, &out, 4);
+    } else {
+      const uint16_t h = uint16_t(out);
+      std::memcpy(at, &h, 2);
+    }
   }
   if (is_multiply(op.code)) {
     ++counters.fmac_cycles, ++a.fmac;
@@ -397,7 +414,7 @@ void Pe::run_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec)
     if (++q->head == PeInputQueue::kSlots) q->head = 0;
     if (--q->count == 0) queued_ &= ~colour_bit(q->colour);
     ramp_down_->credits.push({now + 1, w.colour});
-    s.schedule(self, now + 1);
+    wake(self, now + 1, s);
     id = w.colour;
     local = false;
   }
@@ -429,7 +446,7 @@ bool Pe::drain(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
     if (!q.count || !q.head_ready(now) || !credits_[q.colour]) continue;
     --credits_[q.colour];
     ramp_up_->flits.push({now + spec.ramp_latency_cycles, q.payload[q.head], q.colour, q.flags[q.head]});
-    s.schedule(self, now + spec.ramp_latency_cycles);  // the router takes it from there
+    wake(self, now + spec.ramp_latency_cycles, s);  // the router takes it from there
     if (++q.head == PeOutputQueue::kSlots) q.head = 0;
     --q.count;
     --out_wavelets_;
@@ -513,7 +530,7 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
   if (out_wavelets_)
     for (const PeOutputQueue& q : outq_)
       if (q.count && (!q.head_ready(now) || credits_[q.colour])) consider(q.head_ready_at(now));
-  if (next != kNever) s.schedule(self, next);
+  if (next != kNever) wake(self, next, s);
 }
 
 // ---- PeContext ----

@@ -149,6 +149,14 @@ class Pe {
   void log(const TaskCost& c) {
     if (task_log) task_log->push_back(c);
   }
+  // Asks the scheduler to step this tile at cycle c. A step often asks for the same cycle more
+  // than once (a credit sent back, then the next cycle's work); the scheduler keeps one wake-up
+  // until that cycle is stepped, so a repeat of the last cycle this PE asked for is dropped here.
+  void wake(TileId self, Cycle c, Scheduler& s) {
+    if (c == woken_for_) return;
+    woken_for_ = c;
+    s.schedule(self, c);
+  }
   [[noreturn]] void fail(const ActiveOp* a, const std::string& what) const;
   std::string task_label(bool local, uint8_t id) const;
 
@@ -189,6 +197,7 @@ class Pe {
   uint32_t task_fmac_ = 0, task_move_ = 0;  // cycles of the ops the running body ran at once
   TaskCost last_task_;
   Cycle stall_from_ = kNever;  // first cycle of an ongoing send stall
+  Cycle woken_for_ = kNever;   // the last cycle wake() asked for, in this run (rearm forgets it)
   bool started_ = false;
 };
 
