@@ -504,7 +504,7 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
   } else if (no_room) {
     stall_from_ = now;  // the datapath waits for an output queue to drain
   }
-  drain(self, now, s, spec);
+  if (out_wavelets_) drain(self, now, s, spec);  // most cycles have nothing to send: no call
 
   // When to step again: next cycle if a thread can go on, else when something becomes ready;
   // arrivals and credits wake us otherwise.
