@@ -6,7 +6,7 @@
 // colour's input queue (fabin: colour, extent), or leaving on a colour (fabout: colour, extent,
 // .advance_switch, .control). A scalar operand is a DSD of kind Scalar holding its value's bits.
 // An operation streams its operands element by element: one element per cycle when any operand
-// is on the fabric, or a SIMD width per cycle when all are in memory (pe/dsd_op.cpp).
+// is on the fabric, or a SIMD width per cycle when all are in memory (pe/dsd_op.hpp).
 #include <cstdint>
 #include <cstring>
 

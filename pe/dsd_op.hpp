@@ -1,7 +1,8 @@
 #pragma once
 // The arithmetic of DSD operations, one element at a time, and their SIMD width: what an op
 // computes and how many elements per cycle the datapath runs it at when every operand is in
-// memory. Shared by the PE's threads (pe/pe.cpp) so main thread and microthreads compute alike.
+// memory. Shared by the PE's threads (pe/pe.cpp) and the builtins' inlined path for small
+// memory ops (PeContext::builtin, pe/pe.hpp), so all of them compute alike.
 //
 // Every result is computed in fp32 and rounded once to the destination type: fp32 ops round like
 // the host's float; fp16 ops (@fmach ...) compute in fp32 (an fp16 x fp16 product is exact there)
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "core/half.hpp"
 #include "core/machine_spec.hpp"
@@ -33,20 +35,33 @@ inline uint32_t to_bits(float v, ElemType t) {
 
 inline bool is_multiply(DsdOpCode c) { return c == DsdOpCode::Mac || c == DsdOpCode::Mul; }
 
+// The element result of op code C from operand values (already in fp32). One definition for
+// the generic path (dsd_compute, an op held by a thread) and the builtins' inlined fast path
+// (dsd_mem_elements), so both compute alike.
+template <DsdOpCode C>
+inline float dsd_apply(float a, float b, float s) {
+  if constexpr (C == DsdOpCode::Mov || C == DsdOpCode::Cvt) return a;
+  else if constexpr (C == DsdOpCode::Add) return a + b;
+  else if constexpr (C == DsdOpCode::Sub) return a - b;
+  else if constexpr (C == DsdOpCode::Mul) return a * b;
+  else if constexpr (C == DsdOpCode::Mac) {
+    const float p = b * s;  // rounded before the add: not a fused multiply-add
+    return a + p;
+  } else if constexpr (C == DsdOpCode::Neg) return -a;
+  else return std::fmax(a, b);  // Max
+}
+
 // The element result from operand values (already in fp32).
 inline float dsd_compute(const DsdOp& op, float a, float b, float s) {
   switch (op.code) {
-    case DsdOpCode::Mov:
-    case DsdOpCode::Cvt: return a;
-    case DsdOpCode::Add: return a + b;
-    case DsdOpCode::Sub: return a - b;
-    case DsdOpCode::Mul: return a * b;
-    case DsdOpCode::Mac: {
-      const float p = b * s;  // rounded before the add: not a fused multiply-add
-      return a + p;
-    }
-    case DsdOpCode::Neg: return -a;
-    case DsdOpCode::Max: return std::fmax(a, b);
+    case DsdOpCode::Mov: return dsd_apply<DsdOpCode::Mov>(a, b, s);
+    case DsdOpCode::Cvt: return dsd_apply<DsdOpCode::Cvt>(a, b, s);
+    case DsdOpCode::Add: return dsd_apply<DsdOpCode::Add>(a, b, s);
+    case DsdOpCode::Sub: return dsd_apply<DsdOpCode::Sub>(a, b, s);
+    case DsdOpCode::Mul: return dsd_apply<DsdOpCode::Mul>(a, b, s);
+    case DsdOpCode::Mac: return dsd_apply<DsdOpCode::Mac>(a, b, s);
+    case DsdOpCode::Neg: return dsd_apply<DsdOpCode::Neg>(a, b, s);
+    case DsdOpCode::Max: return dsd_apply<DsdOpCode::Max>(a, b, s);
   }
   return a;
 }
@@ -80,26 +95,82 @@ inline void mem_write(uint8_t* sram, const Dsd& d, uint32_t i, ElemType t, float
 
 // SIMD width of an op whose operands are all in memory: the SDK's per-builtin width (machine
 // spec), limited by strides as the SDK's SIMD-mode appendix lists, and 1 for a reduction into a
-// stride-0 destination (each element depends on the one before).
-inline uint32_t dsd_simd_width(const DsdOp& op, const MachineSpec& spec) {
-  const bool h_only = op.t_dst == ElemType::F16 && op.t_a == ElemType::F16;
-  const bool mixed = op.t_dst == ElemType::F32 && (op.t_b == ElemType::F16 || op.t_a == ElemType::F16);
+// stride-0 destination (each element depends on the one before). Every limit is a minimum, so
+// the operands may be looked at in any order.
+inline uint32_t dsd_simd_width(DsdOpCode code, ElemType t_dst, ElemType t_a, ElemType t_b, const Dsd& dst, const Dsd& a,
+                               const Dsd& b, const MachineSpec& spec) {
+  const bool h_only = t_dst == ElemType::F16 && t_a == ElemType::F16;
+  const bool mixed = t_dst == ElemType::F32 && (t_b == ElemType::F16 || t_a == ElemType::F16);
   uint32_t w;
-  if (op.code == DsdOpCode::Mac) w = h_only ? spec.fmac_simd_fp16 : mixed ? spec.fmac_simd_mixed : spec.fmac_simd_fp32;
-  else if (op.code == DsdOpCode::Mul || op.code == DsdOpCode::Max) w = h_only ? spec.move_simd_fp16 : spec.fmac_simd_fp32;
-  else if (op.code == DsdOpCode::Cvt) w = spec.move_simd_fp32;
+  if (code == DsdOpCode::Mac) w = h_only ? spec.fmac_simd_fp16 : mixed ? spec.fmac_simd_mixed : spec.fmac_simd_fp32;
+  else if (code == DsdOpCode::Mul || code == DsdOpCode::Max) w = h_only ? spec.move_simd_fp16 : spec.fmac_simd_fp32;
+  else if (code == DsdOpCode::Cvt) w = spec.move_simd_fp32;
   else w = h_only ? spec.move_simd_fp16 : mixed ? spec.fmac_simd_mixed : spec.move_simd_fp32;
-  for (const Dsd* d : {&op.dst, &op.a, &op.b}) {
-    if (!d->mem() || d->stride == 1) continue;
-    if (d->stride == 0) {
-      if (d == &op.dst) w = 1;
-      continue;
+  auto limit = [&w](const Dsd& d, bool is_dst) {
+    if (!d.mem() || d.stride == 1) return;
+    if (d.stride == 0) {
+      if (is_dst) w = 1;
+      return;
     }
-    const int32_t m = ((d->stride % 8) + 8) % 8;
+    const int32_t m = ((d.stride % 8) + 8) % 8;
     if (m == 1 || m == 7 || m == 4) w = std::min<uint32_t>(w, 2);
     else if (m == 0) w = 1;
-  }
+  };
+  limit(dst, true), limit(a, false), limit(b, false);
   return std::max<uint32_t>(1, w);
+}
+inline uint32_t dsd_simd_width(const DsdOp& op, const MachineSpec& spec) {
+  return dsd_simd_width(op.code, op.t_dst, op.t_a, op.t_b, op.dst, op.a, op.b, spec);
+}
+
+// The elements of an op whose destination is in memory and whose sources are in memory or
+// scalars (b may be absent), with its code and element types known at compile time: what
+// Pe::run_memory_op computes for such an op, element by element in the same order (a source
+// that overlaps the destination reads what earlier elements wrote), with the same roundings.
+template <DsdOpCode C, ElemType TD, ElemType TA, ElemType TB, ElemType TS>
+inline void dsd_mem_elements(uint8_t* m, const Dsd& dst, const Dsd& a, const Dsd& b, uint32_t scalar, uint32_t n) {
+  constexpr int64_t bd = TD == ElemType::F32 ? 4 : 2, ba = TA == ElemType::F32 ? 4 : 2, bb = TB == ElemType::F32 ? 4 : 2;
+  uint8_t* const pd = m + dst.offset;
+  const int64_t sd = int64_t(dst.stride) * bd, sa = int64_t(a.stride) * ba, sb = int64_t(b.stride) * bb;
+  const uint8_t* const pa = m + a.offset;
+  const uint8_t* const pb = m + b.offset;
+  if constexpr (C == DsdOpCode::Mov && TD == TA) {  // a plain copy keeps every bit
+    if (a.mem()) {
+      for (uint32_t i = 0; i < n; ++i) std::memcpy(pd + int64_t(i) * sd, pa + int64_t(i) * sa, bd);
+    } else {
+      const uint32_t bits = a.offset;
+      for (uint32_t i = 0; i < n; ++i) std::memcpy(pd + int64_t(i) * sd, &bits, bd);
+    }
+  } else {
+    auto load = [](const uint8_t* p, auto t) -> float {
+      if constexpr (decltype(t)::value == ElemType::F32) {
+        float v;
+        std::memcpy(&v, p, 4);
+        return v;
+      } else {
+        uint16_t h;
+        std::memcpy(&h, p, 2);
+        return half_to_float(h);
+      }
+    };
+    using TagA = std::integral_constant<ElemType, TA>;
+    using TagB = std::integral_constant<ElemType, TB>;
+    const float sv = from_bits(scalar, TS);
+    const bool amem = a.mem(), bmem = b.mem();
+    const float ca = amem ? 0.0f : from_bits(a.offset, TA);
+    const float cb = bmem ? 0.0f : b.kind == DsdKind::Scalar ? from_bits(b.offset, TB) : 0.0f;
+    for (uint32_t i = 0; i < n; ++i) {
+      const float va = amem ? load(pa + int64_t(i) * sa, TagA{}) : ca;
+      const float vb = bmem ? load(pb + int64_t(i) * sb, TagB{}) : cb;
+      const float r = dsd_apply<C>(va, vb, sv);
+      if constexpr (TD == ElemType::F32) {
+        std::memcpy(pd + int64_t(i) * sd, &r, 4);
+      } else {
+        const uint16_t h = float_to_half_bits(r);
+        std::memcpy(pd + int64_t(i) * sd, &h, 2);
+      }
+    }
+  }
 }
 
 }  // namespace wse

@@ -49,6 +49,7 @@ void Pe::attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
   fifo_head_ = fifo_count_ = 0;
   main_active_ = false;
   reading_ = writing_ = 0;
+  queued_ = out_wavelets_ = 0;
   local_pending_ = 0;
   rr_ = out_rr_ = grant_rr_ = 0;
   busy_until_ = dispatch_at_ = 0;
@@ -58,8 +59,13 @@ void Pe::attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
 
 void Pe::rearm() {
   started_ = false;
+  woken_for_ = kNever;  // a run has a scheduler of its own
   local_blocked_ = program ? program->blocked_locals : 0;
   colour_blocked_ = program ? program->blocked_colours : 0;
+  data_tasks_ = 0;
+  if (program)
+    for (uint32_t c = 0; c < program->data_tasks.size(); ++c)
+      if (program->data_tasks[c]) data_tasks_ |= colour_bit(Colour(c));
 }
 
 bool Pe::idle() const {
@@ -135,13 +141,14 @@ void Pe::ingest(TileId self, Cycle now, Scheduler& s, const MachineSpec&) {
       if (f->flags & kControl) {
         // A control wavelet is for the routers: the CE drops it (and frees its queue slot).
         l->credits.push({now + 1, f->colour});
-        s.schedule(self, now + 1);
+        wake(self, now + 1, s);
       } else {
         PeInputQueue& q = queues_[size_t(queue_of_[f->colour])];
         uint32_t at = q.head + q.count;
         if (at >= PeInputQueue::kSlots) at -= PeInputQueue::kSlots;
         q.slots[at] = f->payload;
         ++q.count;
+        queued_ |= colour_bit(f->colour);
       }
       l->flits.pop();
     }
@@ -160,10 +167,9 @@ void Pe::ingest(TileId self, Cycle now, Scheduler& s, const MachineSpec&) {
 Pe::Progress Pe::can_progress(const ActiveOp& a, Cycle now) const {
   if (a.ready > now) return Progress::NotReady;
   if (a.memory_only) return Progress::Moved;
-  for (const Dsd* d : {&a.op.a, &a.op.b})
-    if (d->kind == DsdKind::FabIn && !queues_[size_t(queue_of_[d->colour])].count) return Progress::NoInput;
-  if (a.op.dst.kind == DsdKind::FabOut) {
-    const PeOutputQueue& q = outq_[size_t(outq_of_[a.op.dst.colour])];
+  if (a.fabin & ~queued_) return Progress::NoInput;  // a colour it reads has an empty input queue
+  if (a.outq >= 0) {
+    const PeOutputQueue& q = outq_[size_t(a.outq)];
     if (q.count >= q.cap) return Progress::NoRoom;
   }
   return Progress::Moved;
@@ -222,12 +228,22 @@ Pe::Progress Pe::progress(ActiveOp& a, uint8_t thread, TileId self, Cycle now, S
         PeInputQueue& q = queues_[size_t(queue_of_[d.colour])];
         bits[k] = q.slots[q.head];
         if (++q.head == PeInputQueue::kSlots) q.head = 0;
-        --q.count;
+        if (--q.count == 0) queued_ &= ~colour_bit(d.colour);
         ramp_down_->credits.push({now + 1, d.colour});
-        s.schedule(self, now + 1);
+        wake(self, now + 1, s);
         break;
       }
-      case DsdKind::Mem: std::memcpy(&bits[k], m + mem_elem_offset(d, i, ts[k]), elem_bytes(ts[k])); break;
+      case DsdKind::Mem: {  // the element's 4 or 2 bytes, by type (a copy of a fixed size, not a loop)
+        const uint8_t* at = m + mem_elem_offset(d, i, ts[k]);
+        if (ts[k] == ElemType::F32) {
+          std::memcpy(&bits[k], at, 4);
+        } else {
+          uint16_t h;
+          std::memcpy(&h, at, 2);
+          bits[k] = h;
+        }
+        break;
+      }
       case DsdKind::Scalar: bits[k] = d.offset; break;
       default: break;
     }
@@ -249,8 +265,15 @@ Pe::Progress Pe::progress(ActiveOp& a, uint8_t thread, TileId self, Cycle now, S
     q.flags[at] = uint8_t((op.dst.flags & kControl) | (last ? (op.dst.flags & kAdvanceSwitch) : 0));
     q.ready[at] = uint32_t(now + spec.dsd_pipeline_cycles);
     ++q.count;
+    ++out_wavelets_;
   } else {
-    std::memcpy(m + mem_elem_offset(op.dst, i, op.t_dst), &out, elem_bytes(op.t_dst));
+    uint8_t* at = m + mem_elem_offset(op.dst, i, op.t_dst);
+    if (op.t_dst == ElemType::F32) {
+      std::memcpy(at, &out, 4);
+    } else {
+      const uint16_t h = uint16_t(out);
+      std::memcpy(at, &h, 2);
+    }
   }
   if (is_multiply(op.code)) {
     ++counters.fmac_cycles, ++a.fmac;
@@ -288,9 +311,7 @@ bool Pe::main_can_start() const {
   if (fifo_count_) return true;
   if (local_pending_ & ~local_blocked_) return true;
   if (!program) return false;
-  for (const PeInputQueue& q : queues_)
-    if (q.count && !((colour_blocked_ | reading_) & colour_bit(q.colour)) && program->data_tasks[q.colour]) return true;
-  return false;
+  return queued_ & data_tasks_ & ~(colour_blocked_ | reading_);
 }
 
 void Pe::apply(const MainItem& item) {
@@ -309,16 +330,19 @@ void Pe::apply(const MainItem& item) {
   }
 }
 
-void Pe::claim(const ActiveOp& a) {
+void Pe::claim(ActiveOp& a) {
+  a.fabin = 0, a.outq = -1;
   for (const Dsd* d : {&a.op.a, &a.op.b})
     if (d->kind == DsdKind::FabIn) {
       if (reading_ & colour_bit(d->colour)) fail(&a, "colour " + std::to_string(d->colour) + " is already read by another running op");
       reading_ |= colour_bit(d->colour);
+      a.fabin |= colour_bit(d->colour);
     }
   if (a.op.dst.kind == DsdKind::FabOut) {
     if (writing_ & colour_bit(a.op.dst.colour))
       fail(&a, "colour " + std::to_string(a.op.dst.colour) + " is already written by another running op");
     writing_ |= colour_bit(a.op.dst.colour);
+    a.outq = outq_of_[a.op.dst.colour];
   }
 }
 
@@ -378,20 +402,19 @@ void Pe::run_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec)
     local = true;
   } else {
     // Round-robin over colours with a waiting wavelet that a data task may take.
+    const uint32_t may = queued_ & data_tasks_ & ~(colour_blocked_ | reading_);
+    if (!may) return;  // nothing to do: stay idle until a wavelet arrives
     const size_t n = queues_.size();
     PeInputQueue* q = nullptr;
-    for (size_t k = 1; k <= n && !q; ++k) {
-      const size_t i = (rr_ + k) % n;
-      PeInputQueue& c = queues_[i];
-      if (c.count && !((colour_blocked_ | reading_) & colour_bit(c.colour)) && program->data_tasks[c.colour])
-        q = &c, rr_ = uint8_t(i);
+    for (size_t k = 1, i = rr_; k <= n && !q; ++k) {
+      if (++i == n) i = 0;
+      if (may & colour_bit(queues_[i].colour)) q = &queues_[i], rr_ = uint8_t(i);
     }
-    if (!q) return;  // nothing to do: stay idle until a wavelet arrives
     w = {q->slots[q->head], q->colour};
     if (++q->head == PeInputQueue::kSlots) q->head = 0;
-    --q->count;
+    if (--q->count == 0) queued_ &= ~colour_bit(q->colour);
     ramp_down_->credits.push({now + 1, w.colour});
-    s.schedule(self, now + 1);
+    wake(self, now + 1, s);
     id = w.colour;
     local = false;
   }
@@ -415,16 +438,18 @@ void Pe::run_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec)
 }
 
 bool Pe::drain(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
+  if (!out_wavelets_) return false;
   const size_t n = outq_.size();
-  for (size_t k = 1; k <= n; ++k) {
-    const size_t i = (out_rr_ + k) % n;
+  for (size_t k = 1, i = out_rr_; k <= n; ++k) {
+    if (++i == n) i = 0;
     PeOutputQueue& q = outq_[i];
     if (!q.count || !q.head_ready(now) || !credits_[q.colour]) continue;
     --credits_[q.colour];
     ramp_up_->flits.push({now + spec.ramp_latency_cycles, q.payload[q.head], q.colour, q.flags[q.head]});
-    s.schedule(self, now + spec.ramp_latency_cycles);  // the router takes it from there
+    wake(self, now + spec.ramp_latency_cycles, s);  // the router takes it from there
     if (++q.head == PeOutputQueue::kSlots) q.head = 0;
     --q.count;
+    --out_wavelets_;
     out_rr_ = uint8_t(i);
     ++counters.send_cycles;
     ++counters.wavelets_out;
@@ -479,7 +504,7 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
   } else if (no_room) {
     stall_from_ = now;  // the datapath waits for an output queue to drain
   }
-  drain(self, now, s, spec);
+  if (out_wavelets_) drain(self, now, s, spec);  // most cycles have nothing to send: no call
 
   // When to step again: next cycle if a thread can go on, else when something becomes ready;
   // arrivals and credits wake us otherwise.
@@ -502,9 +527,10 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
   }
   // Sleeping with an op that waits for room: a send stall from the next cycle until woken.
   if (stall_from_ == kNever && waits_room && next != soon) stall_from_ = soon;
-  for (const PeOutputQueue& q : outq_)
-    if (q.count && (!q.head_ready(now) || credits_[q.colour])) consider(q.head_ready_at(now));
-  if (next != kNever) s.schedule(self, next);
+  if (out_wavelets_)
+    for (const PeOutputQueue& q : outq_)
+      if (q.count && (!q.head_ready(now) || credits_[q.colour])) consider(q.head_ready_at(now));
+  if (next != kNever) wake(self, next, s);
 }
 
 // ---- PeContext ----

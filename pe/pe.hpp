@@ -29,6 +29,7 @@
 #include "core/machine_spec.hpp"
 #include "fabric/scheduler.hpp"
 #include "pe/dsd.hpp"
+#include "pe/dsd_op.hpp"
 #include "pe/pe_counters.hpp"
 #include "pe/program.hpp"
 #include "pe/sram.hpp"
@@ -120,6 +121,10 @@ class Pe {
     uint8_t task = 0;          // the task that issued it, for error messages
     bool task_local = false;
     bool memory_only = false;
+    // Noted by claim(), so a thread's per-cycle question (can it go on?) is a mask test: the
+    // colours it reads from the fabric, and the output queue it writes (-1: none).
+    int8_t outq = -1;
+    uint32_t fabin = 0;
   };
   // Items of the main thread's queue: an op, or a task action issued after one.
   struct MainItem {
@@ -140,9 +145,17 @@ class Pe {
   bool drain(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec);
   void apply(const MainItem& item);
   // An op becomes active: it owns the colours it reads and writes until it finishes.
-  void claim(const ActiveOp& a);
+  void claim(ActiveOp& a);
   void log(const TaskCost& c) {
     if (task_log) task_log->push_back(c);
+  }
+  // Asks the scheduler to step this tile at cycle c. A step often asks for the same cycle more
+  // than once (a credit sent back, then the next cycle's work); the scheduler keeps one wake-up
+  // until that cycle is stepped, so a repeat of the last cycle this PE asked for is dropped here.
+  void wake(TileId self, Cycle c, Scheduler& s) {
+    if (c == woken_for_) return;
+    woken_for_ = c;
+    s.schedule(self, c);
   }
   [[noreturn]] void fail(const ActiveOp* a, const std::string& what) const;
   std::string task_label(bool local, uint8_t id) const;
@@ -154,6 +167,11 @@ class Pe {
   std::array<int8_t, MachineSpec::kMaxColours> queue_of_{};  // colour -> input queue, -1 none
   std::array<int8_t, MachineSpec::kMaxColours> outq_of_{};   // colour -> output queue, -1 none
   std::array<uint8_t, MachineSpec::kMaxColours> credits_{};  // toward router lanes with rx RAMP
+  // Bit masks by colour, kept beside the queues so the per-cycle questions (may a data task
+  // fire? is anything waiting to leave?) are a few instructions, not loops over the queues.
+  uint32_t queued_ = 0;         // colours with wavelets in their input queue
+  uint32_t data_tasks_ = 0;     // colours the program binds a data task to (set by rearm)
+  uint32_t out_wavelets_ = 0;   // wavelets in the output queues, all colours
   uint32_t reading_ = 0;        // colours an active op reads (their data tasks do not fire)
   uint32_t writing_ = 0;        // colours an active op writes
   uint32_t local_pending_ = 0;  // bit per local task id
@@ -179,6 +197,7 @@ class Pe {
   uint32_t task_fmac_ = 0, task_move_ = 0;  // cycles of the ops the running body ran at once
   TaskCost last_task_;
   Cycle stall_from_ = kNever;  // first cycle of an ongoing send stall
+  Cycle woken_for_ = kNever;   // the last cycle wake() asked for, in this run (rearm forgets it)
   bool started_ = false;
 };
 
@@ -200,42 +219,36 @@ class PeContext {
   Dsd mem(const _Float16* p, uint32_t n, int32_t stride = 1) const { return mem1d(offset_of(p), n, stride); }
 
   // ---- fp32 (s) ----
-  void fmovs(Dsd dst, Dsd src, OpOptions o = {}) { issue(op2(DsdOpCode::Mov, "fmovs", dst, src, F, F), o); }
+  void fmovs(Dsd dst, Dsd src, OpOptions o = {}) { builtin<DsdOpCode::Mov, F, F, F>("fmovs", dst, src, {}, 0, o); }
   void fmovs(Dsd dst, float v, OpOptions o = {}) { fmovs(dst, scalar_f32(v), o); }
-  void fadds(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { issue(op3(DsdOpCode::Add, "fadds", dst, a, b, F, F, F), o); }
-  void fsubs(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { issue(op3(DsdOpCode::Sub, "fsubs", dst, a, b, F, F, F), o); }
-  void fmuls(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { issue(op3(DsdOpCode::Mul, "fmuls", dst, a, b, F, F, F), o); }
-  void fmaxs(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { issue(op3(DsdOpCode::Max, "fmaxs", dst, a, b, F, F, F), o); }
-  void fnegs(Dsd dst, Dsd src, OpOptions o = {}) { issue(op2(DsdOpCode::Neg, "fnegs", dst, src, F, F), o); }
+  void fadds(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { builtin<DsdOpCode::Add, F, F, F>("fadds", dst, a, b, 0, o); }
+  void fsubs(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { builtin<DsdOpCode::Sub, F, F, F>("fsubs", dst, a, b, 0, o); }
+  void fmuls(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { builtin<DsdOpCode::Mul, F, F, F>("fmuls", dst, a, b, 0, o); }
+  void fmaxs(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { builtin<DsdOpCode::Max, F, F, F>("fmaxs", dst, a, b, 0, o); }
+  void fnegs(Dsd dst, Dsd src, OpOptions o = {}) { builtin<DsdOpCode::Neg, F, F, F>("fnegs", dst, src, {}, 0, o); }
   // dst = a + b * s
   void fmacs(Dsd dst, Dsd a, Dsd b, float s, OpOptions o = {}) {
-    DsdOp op = op3(DsdOpCode::Mac, "fmacs", dst, a, b, F, F, F);
-    op.scalar = std::bit_cast<uint32_t>(s);
-    issue(op, o);
+    builtin<DsdOpCode::Mac, F, F, F>("fmacs", dst, a, b, std::bit_cast<uint32_t>(s), o);
   }
   // ---- fp16 (h) ----
-  void fmovh(Dsd dst, Dsd src, OpOptions o = {}) { issue(op2(DsdOpCode::Mov, "fmovh", dst, src, H, H), o); }
-  void faddh(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { issue(op3(DsdOpCode::Add, "faddh", dst, a, b, H, H, H), o); }
-  void fsubh(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { issue(op3(DsdOpCode::Sub, "fsubh", dst, a, b, H, H, H), o); }
-  void fmulh(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { issue(op3(DsdOpCode::Mul, "fmulh", dst, a, b, H, H, H), o); }
-  void fmaxh(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { issue(op3(DsdOpCode::Max, "fmaxh", dst, a, b, H, H, H), o); }
-  void fnegh(Dsd dst, Dsd src, OpOptions o = {}) { issue(op2(DsdOpCode::Neg, "fnegh", dst, src, H, H), o); }
+  void fmovh(Dsd dst, Dsd src, OpOptions o = {}) { builtin<DsdOpCode::Mov, H, H, H>("fmovh", dst, src, {}, 0, o); }
+  void faddh(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { builtin<DsdOpCode::Add, H, H, H>("faddh", dst, a, b, 0, o); }
+  void fsubh(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { builtin<DsdOpCode::Sub, H, H, H>("fsubh", dst, a, b, 0, o); }
+  void fmulh(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { builtin<DsdOpCode::Mul, H, H, H>("fmulh", dst, a, b, 0, o); }
+  void fmaxh(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { builtin<DsdOpCode::Max, H, H, H>("fmaxh", dst, a, b, 0, o); }
+  void fnegh(Dsd dst, Dsd src, OpOptions o = {}) { builtin<DsdOpCode::Neg, H, H, H>("fnegh", dst, src, {}, 0, o); }
   void fmach(Dsd dst, Dsd a, Dsd b, _Float16 s, OpOptions o = {}) {
-    DsdOp op = op3(DsdOpCode::Mac, "fmach", dst, a, b, H, H, H);
-    op.t_s = H, op.scalar = std::bit_cast<uint16_t>(s);
-    issue(op, o);
+    builtin<DsdOpCode::Mac, H, H, H, H>("fmach", dst, a, b, std::bit_cast<uint16_t>(s), o);
   }
   // ---- mixed (hs): fp16 operands, fp32 accumulation ----
   // dst (fp32) = a (fp32) + b (fp16) * s (fp16)
   void fmachs(Dsd dst, Dsd a, Dsd b, _Float16 s, OpOptions o = {}) {
-    DsdOp op = op3(DsdOpCode::Mac, "fmachs", dst, a, b, F, F, H);
-    op.t_s = H, op.scalar = std::bit_cast<uint16_t>(s);
-    issue(op, o);
+    builtin<DsdOpCode::Mac, F, F, H, H>("fmachs", dst, a, b, std::bit_cast<uint16_t>(s), o);
   }
   // dst (fp32) = a (fp32) + b (fp16)
-  void faddhs(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { issue(op3(DsdOpCode::Add, "faddhs", dst, a, b, F, F, H), o); }
-  void fh2s(Dsd dst, Dsd src, OpOptions o = {}) { issue(op2(DsdOpCode::Cvt, "fh2s", dst, src, F, H), o); }
-  void fs2h(Dsd dst, Dsd src, OpOptions o = {}) { issue(op2(DsdOpCode::Cvt, "fs2h", dst, src, H, F), o); }
+  void faddhs(Dsd dst, Dsd a, Dsd b, OpOptions o = {}) { builtin<DsdOpCode::Add, F, F, H>("faddhs", dst, a, b, 0, o); }
+  void fh2s(Dsd dst, Dsd src, OpOptions o = {}) { builtin<DsdOpCode::Cvt, F, H, H>("fh2s", dst, src, {}, 0, o); }
+  void fs2h(Dsd dst, Dsd src, OpOptions o = {}) { builtin<DsdOpCode::Cvt, H, F, F>("fs2h", dst, src, {}, 0, o); }
 
   // ---- tasks ----
   void activate(uint8_t local_task);
@@ -263,7 +276,7 @@ class PeContext {
   void send(Colour c, const float* src, uint32_t n) {
     if (n) fmovs(fabout(c, n), mem(src, n));
   }
-  void send_control(Colour c, uint32_t payload) { issue(op2(DsdOpCode::Mov, "mov32", fabout(c, 1, {false, true}), raw(payload), F, F), {}); }
+  void send_control(Colour c, uint32_t payload) { builtin<DsdOpCode::Mov, F, F, F>("mov32", fabout(c, 1, {false, true}), raw(payload), {}, 0, {}); }
 
   uint32_t cost() const { return cost_; }
 
@@ -274,15 +287,44 @@ class PeContext {
     d.offset = bits;
     return d;
   }
-  static DsdOp op2(DsdOpCode c, const char* name, Dsd dst, Dsd a, ElemType td, ElemType ta) {
+  // A builtin: dst = op(a, b, scalar) over dst.length elements, of element types TD, TA, TB and
+  // TS (the scalar's); b is absent (kind None) for one-operand ops, whose TB is TA. Most ops a
+  // task issues are small, in memory, synchronous and issued while nothing streams: those run
+  // here, inlined with their code and types known, as issue() would run them (same elements,
+  // same cycles and counters). Everything else, and every op issue() would reject, goes through
+  // issue(), which checks it and says what is wrong.
+  template <DsdOpCode C, ElemType TD, ElemType TA, ElemType TB, ElemType TS = ElemType::F32>
+  void builtin(const char* name, const Dsd& dst, const Dsd& a, const Dsd& b, uint32_t scalar, const OpOptions& o) {
+    const uint32_t n = dst.length;
+    if (!o.async && o.microthread < 0 && !pe_.fifo_count_ && !pe_.main_active_ && dst.kind == DsdKind::Mem && n &&
+        in_sram(dst, n, TD) && (a.kind == DsdKind::Scalar || (a.kind == DsdKind::Mem && a.length == n && in_sram(a, n, TA))) &&
+        (b.kind == DsdKind::None || b.kind == DsdKind::Scalar || (b.kind == DsdKind::Mem && b.length == n && in_sram(b, n, TB)))) {
+      dsd_mem_elements<C, TD, TA, TB, TS>(pe_.sram.base(), dst, a, b, scalar, n);
+      ran_now(C, n, dsd_simd_width(C, TD, TA, TB, dst, a, b, spec_));
+      return;
+    }
     DsdOp op;
-    op.code = c, op.name = name, op.dst = dst, op.a = a, op.t_dst = td, op.t_a = ta, op.t_b = ta;
-    return op;
+    op.code = C, op.name = name, op.dst = dst, op.a = a, op.b = b;
+    op.t_dst = TD, op.t_a = TA, op.t_b = TB, op.t_s = TS, op.scalar = scalar;
+    issue(op, o);
   }
-  static DsdOp op3(DsdOpCode c, const char* name, Dsd dst, Dsd a, Dsd b, ElemType td, ElemType ta, ElemType tb) {
-    DsdOp op;
-    op.code = c, op.name = name, op.dst = dst, op.a = a, op.b = b, op.t_dst = td, op.t_a = ta, op.t_b = tb;
-    return op;
+  // Whether memory DSD d's n elements lie in this PE's SRAM (issue() says why not).
+  bool in_sram(const Dsd& d, uint32_t n, ElemType t) const {
+    const int64_t first = d.offset, last = mem_elem_offset(d, n - 1, t);
+    return std::min(first, last) >= 0 && std::max(first, last) + elem_bytes(t) <= int64_t(pe_.sram.capacity());
+  }
+  // The counters of a memory op of n elements at SIMD width w that ran at once (as run_memory_op
+  // keeps them): its cycles are the task's.
+  void ran_now(DsdOpCode c, uint32_t n, uint32_t w) {
+    const uint32_t cycles = (n + w - 1) / w;
+    if (is_multiply(c)) {
+      pe_.counters.fmac_cycles += cycles, pe_.task_fmac_ += cycles;
+      if (c == DsdOpCode::Mac) pe_.counters.macs += n;
+    } else {
+      pe_.counters.move_cycles += cycles, pe_.task_move_ += cycles;
+    }
+    cost_ += cycles;
+    ++pe_.counters.dsd_ops;
   }
   void issue(DsdOp op, const OpOptions& o);
   void issue_item(int kind, TaskRef t);
