@@ -29,12 +29,6 @@ struct Link {
   LinkKind kind = LinkKind::Hop;
   uint8_t latency = 1;
   LinkCounters counters;      // written only by the src side
-  // A link whose two ends one worker steps tells its consumer that it holds something, so the
-  // consumer's step reads only the links that do (fabric/router.hpp: noted_in, noted_credits).
-  // Null where the consumer polls instead: across workers, and on the RAMP (a PE's side).
-  uint8_t* flit_note = nullptr;    // the dst router's noted_in
-  uint8_t* credit_note = nullptr;  // the src router's noted_credits
-  uint8_t flit_note_bit = 0, credit_note_bit = 0;
 };
 
 }  // namespace wse

@@ -32,6 +32,9 @@ class LinkQueue {
     cross_ = cross_thread;
   }
   bool cross_thread() const { return cross_; }
+  // Each push also sets `bit` in `*note` (the consumer's byte of links holding something), when
+  // producer and consumer are stepped by one worker; null: the consumer polls.
+  void set_note(uint8_t* note, uint8_t bit) { note_ = note, note_bit_ = bit; }
 
   // Producer side. Capacity is derived from the credit loop, so a full queue is a model bug.
   void push(const T& v) {
@@ -39,6 +42,7 @@ class LinkQueue {
     if (t - head_.load(std::memory_order_acquire) > mask_) overflow();
     ring_[t & mask_] = v;
     tail_.store(t + 1, std::memory_order_release);
+    if (note_) *note_ |= note_bit_;
   }
 
   // Consumer side: the oldest entry, or nullptr.
@@ -55,6 +59,8 @@ class LinkQueue {
   std::atomic<uint32_t> head_{0};  // written by the consumer
   std::atomic<uint32_t> tail_{0};  // written by the producer
   bool cross_ = false;
+  uint8_t note_bit_ = 0;
+  uint8_t* note_ = nullptr;
 };
 
 }  // namespace wse

@@ -275,20 +275,24 @@ void Mesh::assign_notes(const Partition& partition) {
   for (auto& r : routers_)
     if (r) r->poll_in = r->poll_credits = 0;
   for (Link& l : links_) {
-    l.flit_note = l.credit_note = nullptr;
+    l.flits.set_note(nullptr, 0);
+    l.credits.set_note(nullptr, 0);
     if (l.kind == LinkKind::Egress) continue;
     Router& src = *routers_[l.src];
     Router& dst = *routers_[l.dst];
-    const Dir in_dir = l.kind == LinkKind::Hop ? opposite(l.dir) : Dir::Ramp;
-    const bool local = l.kind == LinkKind::Hop && partition.owner[l.src] == partition.owner[l.dst];
-    if (local) {
-      l.flit_note = &dst.noted_in, l.flit_note_bit = bit(in_dir);
-      l.credit_note = &src.noted_credits, l.credit_note_bit = bit(l.dir);
+    // The router reads a hop's flits at its dst and credits at its src, a RAMP-up's flits and a
+    // RAMP-down's credits (the PE reads the other ends itself). A PE and its router are always
+    // stepped by one worker; a hop's two routers only when the partition says so.
+    const bool local = l.kind != LinkKind::Hop || partition.owner[l.src] == partition.owner[l.dst];
+    if (l.kind != LinkKind::RampDown) {
+      const uint8_t b = bit(l.kind == LinkKind::Hop ? opposite(l.dir) : Dir::Ramp);
+      if (local) l.flits.set_note(&dst.noted_in, b);
+      else dst.poll_in |= b;
     }
-    // Who reads which end: a hop's flits and a RAMP-up's flits are the dst router's; a hop's and
-    // a RAMP-down's credits are the src router's (the PE reads the rest itself).
-    if (!local && l.kind != LinkKind::RampDown) dst.poll_in |= bit(in_dir);
-    if (!local && l.kind != LinkKind::RampUp) src.poll_credits |= bit(l.dir);
+    if (l.kind != LinkKind::RampUp) {
+      if (local) l.credits.set_note(&src.noted_credits, bit(l.dir));
+      else src.poll_credits |= bit(l.dir);
+    }
   }
   // Whatever a queue still holds from an earlier run is read at the next step.
   for (auto& r : routers_)

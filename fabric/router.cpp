@@ -202,7 +202,6 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
       link->egress->accept(arrival, Wavelet{lane.front(), lane.colour, flags});
     } else {
       link->flits.push({arrival, lane.front(), lane.colour, flags});
-      if (link->flit_note) *link->flit_note |= link->flit_note_bit;
       --lane.credits[d];
       s.schedule(link->dst, arrival);
     }

@@ -56,7 +56,7 @@ class Router {
   uint8_t in_links = 0;       // directions with an incoming link (set by Mesh::build_links)
   uint8_t credit_links = 0;   // directions with an outgoing link that returns credits
   // Of those, the links ingest() reads every step (another worker or the PE feeds them), and the
-  // ones a producer of this worker has noted as holding something since (Link::flit_note).
+  // ones a producer of this worker has noted as holding something since (LinkQueue::set_note).
   uint8_t poll_in = 0, poll_credits = 0;
   uint8_t noted_in = 0, noted_credits = 0;
   bool has_ingress = false;
@@ -142,7 +142,6 @@ class Router {
   void return_credit(const Lane& lane, Dir from, TileId self, Cycle now, Scheduler& s) {
     if (Link* up = in[size_t(from)]) {
       up->credits.push({now + 1, lane.colour});
-      if (up->credit_note) *up->credit_note |= up->credit_note_bit;
       s.schedule(up->src, now + 1);
     } else {
       s.schedule(self, now + 1);  // the ingress port feeding this lane may push again
