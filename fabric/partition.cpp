@@ -27,8 +27,10 @@ Partition Partition::make(MeshShape shape, unsigned workers, unsigned bands_per_
   const uint32_t extent = rows ? shape.height : shape.width;
   p.workers = workers_for(shape, workers);
   // More bands balance a sweeping wave better, but every band edge costs a mailbox post per
-  // crossing wavelet: keep bands at 64 tiles or more.
-  const uint64_t by_size = std::max<uint64_t>(1, shape.tiles() / (64 * uint64_t(p.workers)));
+  // crossing wavelet and a polled link: keep bands at 128 tiles or more. (At 64, a 16x16 FC step
+  // on two workers had three band edges and ran slower than one worker; at 128 it has one and
+  // runs 1.5x faster: docs/performance.md.)
+  const uint64_t by_size = std::max<uint64_t>(1, shape.tiles() / (128 * uint64_t(p.workers)));
   const auto per_worker = uint32_t(std::min<uint64_t>(std::max(1u, bands_per_worker), by_size));
   const uint32_t bands = p.workers == 1 ? 1 : std::min<uint32_t>(extent, p.workers * per_worker);
   p.owner.resize(shape.tiles());

@@ -21,16 +21,16 @@ struct Partition {
   std::vector<uint16_t> owner;  // tile -> worker
 
   // `workers` is clamped to [1, rows] (or [1, columns] for a mesh with fewer rows than workers);
-  // each worker gets up to bands_per_worker bands, fewer on small meshes (bands of >= 64 tiles).
+  // each worker gets up to bands_per_worker bands, fewer on small meshes (bands of >= 128 tiles).
   static Partition make(MeshShape shape, unsigned workers, unsigned bands_per_worker = 16);
   // The workers make() would use for `workers` asked: what a run reports as its threads.
   static unsigned workers_for(MeshShape shape, unsigned workers);
 
   // When the user leaves the count to the engine: the workers a mesh pays for, one per
   // kTilesPerWorker tiles, at most `available`. Below that a second worker costs more in
-  // synchronization and in the slowdown two busy cores inflict on each other than it takes off
+  // synchronization (a barrier per cycle) than it takes off; from a 16x16 mesh on, two pay
   // (measured in docs/performance.md).
-  static constexpr uint64_t kTilesPerWorker = 8192;
+  static constexpr uint64_t kTilesPerWorker = 128;
   static unsigned automatic_workers(MeshShape shape, unsigned available);
 };
 
