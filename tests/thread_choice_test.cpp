@@ -1,0 +1,80 @@
+// How many workers a run uses: the engine's own choice when --threads is not given (one worker
+// per Partition::kTilesPerWorker tiles of a wafer's mesh, wafers side by side first), and the
+// user's count as given otherwise. The expected counts are worked out by hand from the rule.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "fabric/partition.hpp"
+#include "host/thread_choice.hpp"
+
+namespace wse {
+namespace {
+
+RunConfig mesh_config(const std::string& kernel, uint32_t w, uint32_t h) {
+  RunConfig cfg;
+  cfg.kernel = kernel;
+  cfg.mesh = {w, h};
+  cfg.source = "test.yaml";
+  return cfg;
+}
+
+TEST(ThreadChoice, TheEnginePaysOneWorkerPer128Tiles) {
+  static_assert(Partition::kTilesPerWorker == 128, "the cases below are worked out for 128");
+  EXPECT_EQ(Partition::automatic_workers({8, 8}, 2), 1u);      // 64 tiles: one
+  EXPECT_EQ(Partition::automatic_workers({16, 8}, 2), 1u);     // 128 tiles: one
+  EXPECT_EQ(Partition::automatic_workers({16, 16}, 2), 2u);    // 256 tiles: two
+  EXPECT_EQ(Partition::automatic_workers({16, 16}, 1), 1u);    // never more than available
+  EXPECT_EQ(Partition::automatic_workers({32, 32}, 16), 8u);   // 1024 tiles: eight
+  EXPECT_EQ(Partition::automatic_workers({256, 2}, 8), 4u);    // 512 tiles; fewer rows than workers: column bands
+  EXPECT_EQ(Partition::automatic_workers({2, 256}, 8), 4u);    // 512 tiles in row bands
+  EXPECT_EQ(Partition::automatic_workers({512, 1}, 2), 2u);    // a row: column bands
+}
+
+TEST(ThreadChoice, BandsAreAtLeast128Tiles) {
+  // 16x16 on two workers: 256 / (128 * 2) = 1 band each, one band edge.
+  const Partition p = Partition::make({16, 16}, 2);
+  ASSERT_EQ(p.blocks.size(), 2u);
+  EXPECT_EQ(p.blocks[0].y1, 8u);
+  EXPECT_NE(p.blocks[0].worker, p.blocks[1].worker);
+  // 64x64 on two workers: 4096 / 256 = 16 bands each (the cap).
+  EXPECT_EQ(Partition::make({64, 64}, 2).blocks.size(), 32u);
+}
+
+TEST(ThreadChoice, AGivenCountIsUsedAsAsked) {
+  const ThreadChoice c = choose_threads(mesh_config("gemv", 8, 8), 3);
+  EXPECT_EQ(c.threads, 3u);
+  EXPECT_FALSE(c.automatic);
+  EXPECT_TRUE(c.note.empty());
+  EXPECT_EQ(c.to_json()["asked"], 3);
+}
+
+TEST(ThreadChoice, TheDefaultSaysWhenItUsedFewer) {
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const ThreadChoice small = choose_threads(mesh_config("gemv", 8, 8), 0);
+  EXPECT_TRUE(small.automatic);
+  EXPECT_EQ(small.threads, 1u);
+  EXPECT_EQ(small.to_json()["asked"], "default");
+  if (hw > 1) {
+    EXPECT_NE(small.note.find("64-tile mesh"), std::string::npos) << small.note;
+  } else {
+    EXPECT_TRUE(small.note.empty());
+  }
+  const ThreadChoice big = choose_threads(mesh_config("gemv", 256, 256), 0);
+  EXPECT_EQ(big.threads, std::min(hw, 256u));
+  EXPECT_TRUE(big.note.empty());
+}
+
+TEST(ThreadChoice, WafersSideBySideComeFirst) {
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  RunConfig cfg = mesh_config("fc_train", 16, 16);
+  cfg.train.num_csx = 2;
+  const ThreadChoice c = choose_threads(cfg, 0);
+  // Two wafers: both at once when there are two threads; each then gets what is left, up to
+  // the two workers a 256-tile mesh pays for.
+  const unsigned expected = hw < 2 ? hw : 2 * std::min(hw / 2, 2u);
+  EXPECT_EQ(c.threads, expected);
+}
+
+}  // namespace
+}  // namespace wse
