@@ -23,15 +23,13 @@ namespace wse {
 template <class T>
 class LinkQueue {
  public:
-  void init(size_t capacity, bool cross_thread) {
+  void init(size_t capacity) {
     const uint32_t cap = std::bit_ceil(uint32_t(std::max<size_t>(capacity, 2)));
     mask_ = cap - 1;
     ring_ = std::make_unique<T[]>(cap);
     head_.store(0, std::memory_order_relaxed);
     tail_.store(0, std::memory_order_relaxed);
-    cross_ = cross_thread;
   }
-  bool cross_thread() const { return cross_; }
   // Each push also sets `bit` in `*note` (the consumer's byte of links holding something), when
   // producer and consumer are stepped by one worker; null: the consumer polls.
   void set_note(uint8_t* note, uint8_t bit) { note_ = note, note_bit_ = bit; }
@@ -58,7 +56,6 @@ class LinkQueue {
   uint32_t mask_ = 0;
   std::atomic<uint32_t> head_{0};  // written by the consumer
   std::atomic<uint32_t> tail_{0};  // written by the producer
-  bool cross_ = false;
   uint8_t note_bit_ = 0;
   uint8_t* note_ = nullptr;
 };

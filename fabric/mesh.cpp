@@ -152,7 +152,6 @@ void Mesh::validate() const {
 void Mesh::build_links(const Partition& partition) {
   links_.clear();
   const uint32_t hop = spec_.hop_latency_cycles, ramp = spec_.ramp_latency_cycles;
-  auto cross = [&](TileId a, TileId b) { return partition.owner[a] != partition.owner[b]; };
   for (TileId t = 0; t < routers_.size(); ++t) {
     Router* r = routers_[t].get();
     if (!r) continue;
@@ -235,13 +234,12 @@ void Mesh::build_links(const Partition& partition) {
           if (p.tile() == c && p.side() == Dir(d)) l.egress = &p;
         downstream_cap = 0;
       }
-      const bool x = l.kind == LinkKind::Hop && cross(l.src, l.dst);
       if (!l.egress) {
         // A switching colour at the far end may hold wavelets on the link until its rx turns.
         bool holds = false;
         for (const Lane& lane : routers_[l.dst]->lanes) holds |= lane.ext >= 0 && routers_[l.dst]->ext[size_t(lane.ext)].has_switch;
-        l.flits.init(l.latency + 2 + (holds ? colours_tx[d] * downstream_cap : 0), x);
-        l.credits.init(colours_tx[d] * downstream_cap + 1, x);
+        l.flits.init(l.latency + 2 + (holds ? colours_tx[d] * downstream_cap : 0));
+        l.credits.init(colours_tx[d] * downstream_cap + 1);
       }
       r->out[size_t(d)] = &l;
     }
@@ -251,8 +249,8 @@ void Mesh::build_links(const Partition& partition) {
       uint32_t credits = 1;
       for (const Lane& lane : r->lanes)
         if (r->rx_union(lane) & bit(Dir::Ramp)) credits += lane.cap;
-      l.flits.init(ramp + 2 + credits, false);  // room for what a switching colour holds back
-      l.credits.init(credits, false);
+      l.flits.init(ramp + 2 + credits);  // room for what a switching colour holds back
+      l.credits.init(credits);
       r->in[size_t(Dir::Ramp)] = &l;
     }
   }

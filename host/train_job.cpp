@@ -407,7 +407,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   j["mesh"] = {{"width", trainer.grid_cols()}, {"height", trainer.grid_rows()}};
   j["threads"] = workers;
   j["threads_detail"] = {{"wafers_at_once", trainer.runtime_threads()}, {"workers_per_wafer", wafer_workers}};
-  if (!modes.threads_choice.empty()) j["threads_choice"] = nlohmann::json::parse(modes.threads_choice);
+  if (!modes.threads_choice.is_null()) j["threads_choice"] = modes.threads_choice;
   j["num_csx"] = tc.num_csx;
   j["batch_size"] = tc.batch_size;
   j["first_step"] = first;

@@ -2,6 +2,7 @@
 // `wse run` for kernel fc_train: train on Fashion-MNIST, print loss as it goes and test accuracy
 // at the end, write checkpoints and DIR/report.json.
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "host/config.hpp"
@@ -15,7 +16,7 @@ struct TrainModes {
   bool overwrite = false;      // replace the previous wse run in DIR (io/output_dir.hpp)
   std::filesystem::path resume;  // --resume: finish the run this checkpoint came from
   std::string command;         // the command line, recorded in DIR/.wse-run
-  std::string threads_choice;  // JSON of host/thread_choice.hpp's ThreadChoice, for the report
+  nlohmann::json threads_choice;  // host/thread_choice.hpp's ThreadChoice, for the report
 };
 
 // Returns the exit code: 0, or 128 + the signal when SIGINT / SIGTERM stopped training (after
