@@ -351,7 +351,8 @@ auto naming(const std::string& where, Fn&& fn) {
 MachineSpec load_machine(const std::string& name_or_path) {
   std::filesystem::path path = name_or_path;
   if (path.extension() != ".yaml" && path.extension() != ".yml") path = machines_dir() / (name_or_path + ".yaml");
-  if (!std::filesystem::exists(path))
+  std::error_code ec;  // a name the OS cannot even look up (too long, say) is just not a preset
+  if (!std::filesystem::exists(path, ec))
     throw ConfigError("machine preset '" + name_or_path + "' not found (looked for " + path.string() +
                       "; presets: wse2, wse3)");
   const std::string where = "machine preset " + path.string();
