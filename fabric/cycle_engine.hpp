@@ -11,6 +11,7 @@
 // `Tiles` provides:
 //   void seed(const Block&, Scheduler&);            // first events of the block's tiles
 //   void step(TileId, Cycle now, Scheduler&);       // one cycle of one tile
+//   void prefetch(TileId) const;                    // a hint: this tile steps next
 //   Mesh& mesh();                                   // to size the cross-worker mailboxes
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -91,7 +92,8 @@ class CycleEngine {
       for (;;) {
         if (!vote.failed) {
           try {
-            if (sched.run_cycle(now, [&](TileId t) { tiles.step(t, now, sched); })) vote.last = now;
+            if (sched.run_cycle(now, [&](TileId t) { tiles.step(t, now, sched); }, [&](TileId t) { tiles.prefetch(t); }))
+              vote.last = now;
           } catch (...) {
             errors[w] = std::current_exception();
             vote.failed = true;

@@ -19,7 +19,9 @@ struct LinkCounters {
 
 enum class LinkKind : uint8_t { Hop, RampDown, RampUp, Egress };
 
-struct Link {
+// Two cache lines, aligned: the two queues' indices in the first, what a sender reads (latency,
+// ends, egress) and its counters in the second.
+struct alignas(64) Link {
   // The queues first: they are what a router's step touches.
   LinkQueue<Flit> flits;      // src -> dst
   LinkQueue<Credit> credits;  // dst -> src

@@ -16,6 +16,8 @@
 #include <bit>
 #include <cstdint>
 #include <memory>
+#include <new>
+#include <type_traits>
 #include <stdexcept>
 
 namespace wse {
@@ -26,7 +28,9 @@ class LinkQueue {
   void init(size_t capacity) {
     const uint32_t cap = std::bit_ceil(uint32_t(std::max<size_t>(capacity, 2)));
     mask_ = cap - 1;
-    ring_ = std::make_unique<T[]>(cap);
+    // The ring on cache lines of its own: a small ring (a plain lane's few slots) is one line.
+    ring_.reset(static_cast<T*>(::operator new[](cap * sizeof(T), std::align_val_t{64})));
+    std::uninitialized_value_construct_n(ring_.get(), cap);
     head_.store(0, std::memory_order_relaxed);
     tail_.store(0, std::memory_order_relaxed);
   }
@@ -52,7 +56,11 @@ class LinkQueue {
 
  private:
   [[noreturn]] static void overflow() { throw std::logic_error("link queue overflow: credit accounting is broken"); }
-  std::unique_ptr<T[]> ring_;
+  static_assert(std::is_trivially_destructible_v<T>, "ring entries are freed without destruction");
+  struct AlignedFree {
+    void operator()(T* p) const { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  std::unique_ptr<T[], AlignedFree> ring_;
   uint32_t mask_ = 0;
   std::atomic<uint32_t> head_{0};  // written by the consumer
   std::atomic<uint32_t> tail_{0};  // written by the producer

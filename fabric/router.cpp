@@ -37,8 +37,6 @@ void Router::overflow(const Lane& lane) const {
 }
 
 void Router::ingest(TileId self, Cycle now, Scheduler& s) {
-  catch_up(now);
-  last_step_ = now;
   // Only the links that may hold something: those polled, and those noted since the last step
   // (a link keeps its note while it holds what is not visible yet).
   const uint32_t in_m = poll_in | noted_in, credit_m = poll_credits | noted_credits;
@@ -177,11 +175,7 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
     // The lanes that can send: a credit toward d each, or (an egress port) the port's next slot.
     uint32_t ok;
     if (credit_links & (1u << d)) {
-      ok = 0;
-      for (uint32_t m = cand; m; m &= m - 1) {
-        const int i = std::countr_zero(m);
-        if (lanes[size_t(i)].credits[d] > 0) ok |= 1u << i;
-      }
+      ok = with_credit(cand, d);
     } else {
       ok = link->egress->can_accept(now) ? cand : 0;
     }
@@ -245,8 +239,7 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
     const int d = std::countr_zero(outs);
     const uint32_t cand = want_[size_t(d)];
     if (credit_links & (1u << d)) {
-      for (uint32_t m = cand; m; m &= m - 1)
-        if (lanes[size_t(std::countr_zero(m))].credits[d] > 0) return s.schedule(self, now + 1);
+      if (with_credit(cand, d)) return s.schedule(self, now + 1);
     } else {
       const Cycle slot = out[size_t(d)]->egress->next_slot();
       if (slot <= now + 1) return s.schedule(self, now + 1);

@@ -44,15 +44,18 @@ struct LaneExt {
   std::array<uint8_t, kHeld> held_flags{};
 };
 
-class Router {
+// Laid out for the step: the first cache line holds the lanes' base, what each output wants, the
+// link masks and the sleep state; the next two hold the links and the colour -> lane table.
+// A router's step reads those three lines (and its lanes and links); the cold rest follows.
+class alignas(64) Router {
  public:
   std::vector<Lane> lanes;
-  std::vector<LaneExt> ext;
-  std::array<int8_t, MachineSpec::kMaxColours> lane_of;  // colour -> index in lanes, -1 if unrouted
-  std::array<Link*, kDirs> out{};                        // toward tx targets
-  std::array<Link*, kDirs> in{};                         // from rx sources (hops, ramp-up)
-  std::array<IngressPort*, kMeshDirs> ingress{};
-  std::array<uint8_t, kDirs> rr{};                       // lane granted last, per output
+
+ private:
+  std::array<uint32_t, kDirs> want_{};  // per output: lanes whose head still has to go there
+  uint32_t blocked_lanes_ = 0;          // lanes whose head waited for a credit after the last step
+
+ public:
   uint8_t in_links = 0;       // directions with an incoming link (set by Mesh::build_links)
   uint8_t credit_links = 0;   // directions with an outgoing link that returns credits
   // Of those, the links ingest() reads every step (another worker or the PE feeds them), and the
@@ -60,6 +63,23 @@ class Router {
   uint8_t poll_in = 0, poll_credits = 0;
   uint8_t noted_in = 0, noted_credits = 0;
   bool has_ingress = false;
+
+ private:
+  uint8_t wanted_ = 0;  // outputs whose want_ is not empty
+  Cycle last_step_ = kNever;
+
+ public:
+  std::array<Link*, kDirs> out{};                        // toward tx targets
+  std::array<Link*, kDirs> in{};                         // from rx sources (hops, ramp-up)
+  std::array<int8_t, MachineSpec::kMaxColours> lane_of;  // colour -> index in lanes, -1 if unrouted
+  std::array<uint8_t, kDirs> rr{};                       // lane granted last, per output
+
+ private:
+  uint8_t blocked_links_ = 0;  // outputs with a wavelet waiting for a credit after the last step
+
+ public:
+  std::vector<LaneExt> ext;
+  std::array<IngressPort*, kMeshDirs> ingress{};
   Coord where;                // for error messages
 
   Router() { lane_of.fill(-1); }
@@ -88,11 +108,21 @@ class Router {
   uint8_t rx_union(const Lane& l) const { return l.ext >= 0 ? ext[size_t(l.ext)].rx_union : bit(l.rx); }
   uint8_t tx_union(const Lane& l) const { return l.ext >= 0 ? ext[size_t(l.ext)].tx_union : l.tx; }
 
-  // Moves arrived wavelets into lanes, returned credits into lane credit counts, and lets edge
-  // ingress ports feed their lanes.
+  // One cycle in three calls, inline so a tile woken for its PE alone pays a few tests:
+  // begin_step() counts the cycles slept through since the last step; ingest() (only when a link
+  // may hold something or a port feeds the router) moves arrived wavelets into lanes, returned
+  // credits into lane credit counts, and lets edge ingress ports feed their lanes; forward()
+  // (only when some head waits to leave) arbitrates each output and forwards, pops heads whose
+  // every tx copy has left, and sleeps a router whose lanes can only wait for credits until a
+  // credit wakes it. Skipping forward() with no head waiting is exact: the blocked state it would
+  // clear is already clear (it is only set when a head waits, and only forward() lets heads go).
+  void begin_step(Cycle now) {
+    catch_up(now);
+    last_step_ = now;
+  }
+  bool may_ingest() const { return (poll_in | noted_in | poll_credits | noted_credits) != 0 || has_ingress; }
+  bool may_forward() const { return wanted_ != 0; }
   void ingest(TileId self, Cycle now, Scheduler& s);
-  // Arbitrates each output and forwards; pops lane heads whose every tx copy has left. A router
-  // whose lanes can only wait for credits sleeps until a credit wakes it.
   void forward(TileId self, Cycle now, Scheduler& s);
   bool holds_wavelets() const;
   // What this router's lanes hold and wait for, a line each (for a hang diagnosis).
@@ -150,18 +180,21 @@ class Router {
   void apply_switch(Lane& lane, LaneExt& e, SwitchCommand cmd, TileId self, Cycle now, Scheduler& s);
   [[noreturn]] void overflow(const Lane& lane) const;
 
+  // Of the lanes in `cand`, those with a credit toward d. Most outputs have one lane waiting.
+  uint32_t with_credit(uint32_t cand, int d) const {
+    if (!(cand & (cand - 1))) return lanes[size_t(std::countr_zero(cand))].credits[d] ? cand : 0;
+    uint32_t ok = 0;
+    for (uint32_t m = cand; m; m &= m - 1) {
+      const int i = std::countr_zero(m);
+      if (lanes[size_t(i)].credits[d] > 0) ok |= 1u << i;
+    }
+    return ok;
+  }
   // Lane i's head still has to go to each output in `outs`.
   void want(uint8_t outs, size_t i) {
     wanted_ |= outs;
     for (uint32_t m = outs; m; m &= m - 1) want_[size_t(std::countr_zero(m))] |= 1u << i;
   }
-
-  std::array<uint32_t, kDirs> want_{};  // per output: lanes whose head still has to go there
-  uint8_t wanted_ = 0;                  // outputs whose want_ is not empty
-
-  Cycle last_step_ = kNever;
-  uint32_t blocked_lanes_ = 0;  // lanes whose head waited for a credit after the last step
-  uint8_t blocked_links_ = 0;   // outputs with a wavelet waiting for a credit after the last step
 };
 
 }  // namespace wse

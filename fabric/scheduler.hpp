@@ -59,11 +59,12 @@ class Scheduler {
     schedule_elsewhere(t, c);
   }
 
-  // Steps every tile due at `now`, in tile order, each once: `step(t)`. Wakes other workers
+  // Steps every tile due at `now`, in tile order, each once: `step(t)`, after `prefetch(t')` of the
+  // tile due next (its state is on its way into cache while this one steps). Wakes other workers
   // posted before this cycle are in the mailboxes by now (the barrier). `step` may wake tiles
   // for later cycles. Returns whether any tile was stepped.
-  template <class Step>
-  bool run_cycle(Cycle now, Step&& step) {
+  template <class Step, class Prefetch>
+  bool run_cycle(Cycle now, Step&& step, Prefetch&& prefetch) {
     now_ = now;
     remote_ = kNever;
     while (!far_.empty() && far_.top().first - now_ < kWheel) {
@@ -88,8 +89,11 @@ class Scheduler {
       // step are for later cycles, so this cycle's bitmap only empties.
       for (uint64_t sm = std::exchange(n.summary[s], 0); sm; sm &= sm - 1) {
         const size_t w = s * 64 + size_t(std::countr_zero(sm));
-        for (uint64_t bits = std::exchange(n.bits[w], 0); bits; bits &= bits - 1) {
-          step(TileId(w * 64 + size_t(std::countr_zero(bits))));
+        for (uint64_t bits = std::exchange(n.bits[w], 0); bits;) {
+          const auto t = TileId(w * 64 + size_t(std::countr_zero(bits)));
+          bits &= bits - 1;
+          if (bits) prefetch(TileId(w * 64 + size_t(std::countr_zero(bits))));  // the next due tile
+          step(t);
           any = true;
         }
       }

@@ -64,12 +64,25 @@ class Wafer {
 
   // The cycle engine's view of the tiles.
   void seed(const Block& b, Scheduler& s);
+  // The tile steps next: start loading its router's hot lines and its PE. A cycle's steps miss
+  // in cache on these when the PEs' SRAM work has pushed them out (docs/performance.md; following
+  // the router's pointers to its links one tile further ahead measured no better).
+  void prefetch(TileId t) const {
+    if (const Router* r = mesh_.router(t)) {
+      const char* p = reinterpret_cast<const char*>(r);
+      __builtin_prefetch(p), __builtin_prefetch(p + 64), __builtin_prefetch(p + 128);
+    }
+    __builtin_prefetch(&pes_[t]);
+  }
   void step(TileId t, Cycle now, Scheduler& s) {
     Router* r = mesh_.router(t);
-    if (r) r->ingest(t, now, s);
+    if (r) {
+      r->begin_step(now);
+      if (r->may_ingest()) r->ingest(t, now, s);
+    }
     Pe& pe = pes_[t];
     if (pe.program) pe.step(t, now, s, spec());
-    if (r) r->forward(t, now, s);
+    if (r && r->may_forward()) r->forward(t, now, s);
   }
 
  private:
