@@ -66,6 +66,7 @@ void Router::ingest(TileId self, Cycle now, Scheduler& s) {
         break;
       }
       ++lanes[size_t(lane_of[c->colour])].credits[d];
+      sleep_ |= kWoken;
       l->credits.pop();
     }
   }
@@ -233,6 +234,7 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
   // returns (its sender wakes us) or a rate-limited egress port has its next slot.
   blocked_lanes_ = 0;
   blocked_links_ = 0;
+  sleep_ = 0;
   if (!wanted_) return;
   Cycle egress_slot = kNever;
   for (uint32_t outs = wanted_; outs; outs &= outs - 1) {
@@ -249,6 +251,7 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
     blocked_links_ |= uint8_t(1u << d);
   }
   if (egress_slot != kNever) s.schedule(self, egress_slot);
+  else sleep_ = kAsleep;  // only a credit (or a new head) can wake this router
 }
 
 std::vector<std::string> Router::waiting_on() const {

@@ -56,7 +56,6 @@ class alignas(64) Router {
   uint32_t blocked_lanes_ = 0;          // lanes whose head waited for a credit after the last step
 
  public:
-  uint8_t in_links = 0;       // directions with an incoming link (set by Mesh::build_links)
   uint8_t credit_links = 0;   // directions with an outgoing link that returns credits
   // Of those, the links ingest() reads every step (another worker or the PE feeds them), and the
   // ones a producer of this worker has noted as holding something since (LinkQueue::set_note).
@@ -66,6 +65,10 @@ class alignas(64) Router {
 
  private:
   uint8_t wanted_ = 0;  // outputs whose want_ is not empty
+  // kAsleep: the last forward() left every waiting head blocked on a credit (nothing but a credit
+  // or a new head can change that); kWoken: this step took a credit or made a new head.
+  static constexpr uint8_t kAsleep = 1, kWoken = 2;
+  uint8_t sleep_ = 0;
   Cycle last_step_ = kNever;
 
  public:
@@ -80,6 +83,7 @@ class alignas(64) Router {
  public:
   std::vector<LaneExt> ext;
   std::array<IngressPort*, kMeshDirs> ingress{};
+  uint8_t in_links = 0;       // directions with an incoming link (set by Mesh::build_links)
   Coord where;                // for error messages
 
   Router() { lane_of.fill(-1); }
@@ -114,14 +118,27 @@ class alignas(64) Router {
   // credits into lane credit counts, and lets edge ingress ports feed their lanes; forward()
   // (only when some head waits to leave) arbitrates each output and forwards, pops heads whose
   // every tx copy has left, and sleeps a router whose lanes can only wait for credits until a
-  // credit wakes it. Skipping forward() with no head waiting is exact: the blocked state it would
-  // clear is already clear (it is only set when a head waits, and only forward() lets heads go).
+  // credit wakes it.
+  //
+  // Skipping forward() is exact in two cases. No head waits: the blocked state it would clear is
+  // already clear (it is only set when a head waits, and only forward() lets heads go). Every
+  // head was blocked on a credit at the last forward() and this step took no credit and made no
+  // new head (the tile was stepped for its PE, or a wavelet joined a lane behind its head):
+  // forward() would find the same heads blocked and count one more cycle of backpressure on the
+  // same lanes and links, which is what catch_up() counts for a cycle slept through, so the cycle
+  // is left to it.
   void begin_step(Cycle now) {
     catch_up(now);
     last_step_ = now;
+    sleep_ &= uint8_t(~kWoken);
   }
   bool may_ingest() const { return (poll_in | noted_in | poll_credits | noted_credits) != 0 || has_ingress; }
-  bool may_forward() const { return wanted_ != 0; }
+  bool may_forward(Cycle now) {
+    if (!wanted_) return false;
+    if (sleep_ != kAsleep) return true;
+    last_step_ = now - 1;  // still blocked, nothing changed: this cycle counts as slept through
+    return false;
+  }
   void ingest(TileId self, Cycle now, Scheduler& s);
   void forward(TileId self, Cycle now, Scheduler& s);
   bool holds_wavelets() const;
@@ -133,7 +150,7 @@ class alignas(64) Router {
     if (last_step_ != kNever && last_step_ + 1 < end) last_step_ = end - 1;  // counted up to end
   }
   void reset_step_state() {
-    last_step_ = kNever, blocked_lanes_ = 0, blocked_links_ = 0;
+    last_step_ = kNever, blocked_lanes_ = 0, blocked_links_ = 0, sleep_ = 0;
     want_.fill(0);
     wanted_ = 0;
   }
@@ -151,6 +168,7 @@ class alignas(64) Router {
   // A lane's new head: decide where it goes and want those outputs. A head that a filter keeps
   // from every target is dropped on the spot (its credit returns upstream).
   void add_head(size_t i, TileId self, Cycle now, Scheduler& s) {
+    sleep_ |= kWoken;
     Lane& l = lanes[i];
     if (l.ext < 0 && !l.front_control()) {
       l.pending = l.tx;

@@ -82,7 +82,7 @@ class Wafer {
     }
     Pe& pe = pes_[t];
     if (pe.program) pe.step(t, now, s, spec());
-    if (r && r->may_forward()) r->forward(t, now, s);
+    if (r && r->may_forward(now)) r->forward(t, now, s);
   }
 
  private:
