@@ -7,7 +7,7 @@
 namespace wse {
 
 Wafer::Wafer(const MachineSpec& spec, MeshShape shape)
-    : mesh_(spec, shape), arena_(shape.tiles(), spec.sram_bytes_per_pe), pes_(shape.tiles()) {
+    : mesh_(spec, shape), arena_(shape.tiles(), spec.sram_bytes_per_pe), pes_(shape.tiles()), programmed_(shape.tiles(), 0) {
   if (shape.width == 0 || shape.height == 0) throw UsageError("mesh width and height must be at least 1");
   for (TileId t = 0; t < pes_.size(); ++t) {
     pes_[t].coord = shape.coord(t);

@@ -33,7 +33,10 @@ class Wafer {
   const Pe& pe(Coord c) const { return pes_[shape().id(c)]; }
   const std::vector<Pe>& pes() const { return pes_; }
 
-  void load(Coord c, const Program* program) { pe(c).program = program; }
+  void load(Coord c, const Program* program) {
+    pe(c).program = program;
+    programmed_[shape().id(c)] = program != nullptr;
+  }
   SramRef allocate(Coord c, std::string_view name, uint32_t bytes) {
     return pe(c).sram.allocate(c, names_, names_.intern(name), bytes);
   }
@@ -72,7 +75,7 @@ class Wafer {
       const char* p = reinterpret_cast<const char*>(r);
       __builtin_prefetch(p), __builtin_prefetch(p + 64), __builtin_prefetch(p + 128);
     }
-    __builtin_prefetch(&pes_[t]);
+    if (programmed_[t]) __builtin_prefetch(&pes_[t]);
   }
   void step(TileId t, Cycle now, Scheduler& s) {
     Router* r = mesh_.router(t);
@@ -80,8 +83,7 @@ class Wafer {
       r->begin_step(now);
       if (r->may_ingest()) r->ingest(t, now, s);
     }
-    Pe& pe = pes_[t];
-    if (pe.program) pe.step(t, now, s, spec());
+    if (programmed_[t]) pes_[t].step(t, now, s, spec());
     if (r && r->may_forward(now)) r->forward(t, now, s);
   }
 
@@ -90,6 +92,8 @@ class Wafer {
   SramArena arena_;
   NameTable names_;
   std::vector<Pe> pes_;
+  std::vector<uint8_t> programmed_;  // per tile: its PE has a program (a byte each, so a step of a
+                                    // tile without one does not read the PE)
   Partition partition_;
   Cycle clock_ = 0;
   bool finalized_ = false;
