@@ -192,6 +192,68 @@ TEST(FabricFlow, APeThatDoesNotDrainStallsItsSenderWithoutLosingAWavelet) {
   EXPECT_GT(run.cycles, 5000 + n);
 }
 
+// Copies 4000 words from one SRAM buffer to another on a microthread: the PE has work of its own
+// every cycle for a few thousand cycles, so its tile is stepped every cycle, and none of it
+// touches the fabric.
+constexpr uint32_t kSpinWords = 4000;
+void spin(PeContext& ctx) {
+  float* a = ctx.at<float>(0u);
+  ctx.fmovs(ctx.mem(a + kSpinWords, kSpinWords), ctx.mem(a, kSpinWords), {.async = true});
+}
+
+// The backpressure a blocked router counts is the same whether its tile sleeps (nothing else to
+// do: catch_up() counts the cycles it slept) or is stepped every cycle for its PE (then
+// Router::may_forward leaves the blocked router asleep and the cycle to catch_up() as well). The
+// two runs differ only in that; every link and lane counter must agree, and the flow must too.
+TEST(FabricFlow, ABlockedRouterCountsTheSameBackpressureWhetherItsPeIsBusyOrIdle) {
+  struct Result {
+    std::vector<uint64_t> links, lanes;
+    Cycle cycles = 0;
+    std::vector<uint32_t> got;
+    uint64_t spin_cycles = 0;
+  };
+  const uint32_t n = 60;
+  const Program slow = slow_recorder(0);
+  Program spinner;
+  spinner.name = "spinner";
+  spinner.start_task = spinner.local(spin);
+  auto run = [&](bool busy_middle) {
+    Wafer wafer(test::spec(1), {3, 1});
+    Mesh& m = wafer.mesh();
+    m.set_route({0, 0}, 0, Route::make(Dir::West, {Dir::East}));
+    m.set_route({1, 0}, 0, Route::make(Dir::West, {Dir::East}));
+    m.set_route({2, 0}, 0, Route::make(Dir::West, {Dir::Ramp}));
+    IngressPort& in = m.add_ingress({0, 0}, Dir::West);
+    for (uint32_t k = 0; k < n; ++k) in.enqueue(Wavelet{k, 0});
+    wafer.load({2, 0}, &slow);  // busy for 5000 cycles before it takes a wavelet
+    wafer.allocate({2, 0}, "record", 8 + 4 * n);
+    if (busy_middle) {
+      wafer.load({1, 0}, &spinner);
+      wafer.allocate({1, 0}, "words", 2 * 4 * kSpinWords);
+    }
+    wafer.finalize(1);
+    Result r;
+    r.cycles = wafer.run(100000).cycles;
+    for (const Link& l : m.links()) r.links.push_back(l.counters.backpressure_cycles), r.links.push_back(l.counters.wavelets);
+    for (TileId t = 0; t < 3; ++t) r.lanes.push_back(m.router(t)->lane(0)->counters.backpressure_cycles);
+    r.got = Recorder::received(wafer, {2, 0});
+    r.spin_cycles = wafer.pe({1, 0}).counters.busy_cycles();
+    return r;
+  };
+  const Result idle = run(false), busy = run(true);
+  // The middle PE was busy through most of the block (which lasts until the recorder starts, at
+  // about cycle 5000), and the middle router was blocked through it.
+  EXPECT_GT(busy.spin_cycles, 1500u);
+  EXPECT_LT(busy.spin_cycles, 5000u);
+  EXPECT_GT(busy.lanes[1], 4000u);
+  ASSERT_EQ(idle.got.size(), n);
+  for (uint32_t k = 0; k < n; ++k) EXPECT_EQ(idle.got[k], k);
+  EXPECT_EQ(busy.got, idle.got);
+  EXPECT_EQ(busy.cycles, idle.cycles);
+  EXPECT_EQ(busy.lanes, idle.lanes);
+  EXPECT_EQ(busy.links, idle.links);
+}
+
 TEST(FabricFlow, ACycleLimitStopsARunThatNeverDrains) {
   Wafer wafer(test::spec(2), {2, 1});
   Mesh& m = wafer.mesh();
