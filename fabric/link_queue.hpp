@@ -54,6 +54,19 @@ class LinkQueue {
   }
   void pop() { head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
 
+  // The same, for a consumer that keeps its own copy of where it reads (a router's Reader, beside
+  // its link pointers): the next entry's address is known without this queue's line, so loading
+  // the entry and the producer's tail go in parallel instead of one after the other.
+  struct Reader {
+    const T* ring = nullptr;
+    uint32_t mask = 0;
+    uint32_t head = 0;
+    const T& at() const { return ring[head & mask]; }
+  };
+  Reader reader() const { return {ring_.get(), mask_, head_.load(std::memory_order_relaxed)}; }
+  bool holds(const Reader& r) const { return r.head != tail_.load(std::memory_order_acquire); }
+  void pop_to(const Reader& r) { head_.store(r.head, std::memory_order_release); }
+
  private:
   [[noreturn]] static void overflow() { throw std::logic_error("link queue overflow: credit accounting is broken"); }
   static_assert(std::is_trivially_destructible_v<T>, "ring entries are freed without destruction");

@@ -292,9 +292,18 @@ void Mesh::assign_notes(const Partition& partition) {
       else src.poll_credits |= bit(l.dir);
     }
   }
-  // Whatever a queue still holds from an earlier run is read at the next step.
-  for (auto& r : routers_)
-    if (r) r->noted_in = r->in_links, r->noted_credits = r->credit_links;
+  // Whatever a queue still holds from an earlier run is read at the next step, from where its
+  // reader stands.
+  for (auto& r : routers_) {
+    if (!r) continue;
+    r->noted_in = r->in_links, r->noted_credits = r->credit_links;
+    for (int d = 0; d < kDirs; ++d) {
+      Link* i = r->in[size_t(d)];
+      r->in_port[size_t(d)] = {i, i ? i->flits.reader() : LinkQueue<Flit>::Reader{}};
+      Link* o = r->out[size_t(d)];
+      r->out_port[size_t(d)] = {o, o && !o->egress ? o->credits.reader() : LinkQueue<Credit>::Reader{}};
+    }
+  }
 }
 
 void Mesh::share_io_bandwidth(double bytes_per_cycle) {

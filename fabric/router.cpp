@@ -43,32 +43,40 @@ void Router::ingest(TileId self, Cycle now, Scheduler& s) {
   noted_in = noted_credits = 0;
   for (uint32_t m = in_m; m; m &= m - 1) {
     const int d = std::countr_zero(m);
-    Link* l = in[size_t(d)];
-    while (const Flit* f = l->flits.front()) {
-      if (f->arrival > now) {
+    Link* l = in_port[size_t(d)].link;
+    LinkQueue<Flit>::Reader& r = in_port[size_t(d)].flits;
+    const uint32_t first = r.head;
+    while (l->flits.holds(r)) {
+      const Flit& f = r.at();
+      if (f.arrival > now) {
         noted_in |= uint8_t(1u << d);
         break;
       }
-      const auto i = size_t(lane_of[f->colour]);
+      const auto i = size_t(lane_of[f.colour]);
       // A colour whose switch receives from elsewhere now keeps the wavelet waiting (its sender
       // runs out of credits): backpressure orders the senders as the switches expect.
-      if (lanes[i].rx != Dir(d)) hold(i, Dir(d), f->payload, f->flags);
-      else push(i, f->payload, f->flags, self, now, s);
-      l->flits.pop();
+      if (lanes[i].rx != Dir(d)) hold(i, Dir(d), f.payload, f.flags);
+      else push(i, f.payload, f.flags, self, now, s);
+      ++r.head;
     }
+    if (r.head != first) l->flits.pop_to(r);
   }
   for (uint32_t m = credit_m; m; m &= m - 1) {
     const int d = std::countr_zero(m);
-    Link* l = out[size_t(d)];
-    while (const Credit* c = l->credits.front()) {
-      if (c->visible > now) {
+    Link* l = out_port[size_t(d)].link;
+    LinkQueue<Credit>::Reader& r = out_port[size_t(d)].credits;
+    const uint32_t first = r.head;
+    while (l->credits.holds(r)) {
+      const Credit& c = r.at();
+      if (c.visible > now) {
         noted_credits |= uint8_t(1u << d);
         break;
       }
-      ++lanes[size_t(lane_of[c->colour])].credits[d];
+      ++lanes[size_t(lane_of[c.colour])].credits[d];
       sleep_ |= kWoken;
-      l->credits.pop();
+      ++r.head;
     }
+    if (r.head != first) l->credits.pop_to(r);
   }
   if (!has_ingress) return;
   for (int d = 0; d < kMeshDirs; ++d) {
@@ -172,7 +180,7 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
   for (uint32_t outs = wanted_; outs; outs &= outs - 1) {
     const int d = std::countr_zero(outs);
     const uint32_t cand = want_[size_t(d)];
-    Link* link = out[size_t(d)];
+    Link* link = out_port[size_t(d)].link;
     // The lanes that can send: a credit toward d each, or (an egress port) the port's next slot.
     uint32_t ok;
     if (credit_links & (1u << d)) {
@@ -243,7 +251,7 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
     if (credit_links & (1u << d)) {
       if (with_credit(cand, d)) return s.schedule(self, now + 1);
     } else {
-      const Cycle slot = out[size_t(d)]->egress->next_slot();
+      const Cycle slot = out_port[size_t(d)].link->egress->next_slot();
       if (slot <= now + 1) return s.schedule(self, now + 1);
       egress_slot = std::min(egress_slot, slot);
     }

@@ -45,8 +45,10 @@ struct LaneExt {
 };
 
 // Laid out for the step: the first cache line holds the lanes' base, what each output wants, the
-// link masks and the sleep state; the next two hold the links and the colour -> lane table.
-// A router's step reads those three lines (and its lanes and links); the cold rest follows.
+// link masks and the sleep state; the second the colour -> lane table and the round-robin
+// state; then a port per direction and way (its link and where this router reads the link's
+// queue). A step reads the first two lines and the ports it uses (and its lanes and links); the
+// cold rest follows.
 class alignas(64) Router {
  public:
   std::vector<Lane> lanes;
@@ -72,8 +74,6 @@ class alignas(64) Router {
   Cycle last_step_ = kNever;
 
  public:
-  std::array<Link*, kDirs> out{};                        // toward tx targets
-  std::array<Link*, kDirs> in{};                         // from rx sources (hops, ramp-up)
   std::array<int8_t, MachineSpec::kMaxColours> lane_of;  // colour -> index in lanes, -1 if unrouted
   std::array<uint8_t, kDirs> rr{};                       // lane granted last, per output
 
@@ -81,6 +81,23 @@ class alignas(64) Router {
   uint8_t blocked_links_ = 0;  // outputs with a wavelet waiting for a credit after the last step
 
  public:
+  // What a step reads of each link, per direction, next to each other: the link and where this
+  // router reads its queue (the credits of an outgoing link, the wavelets of an incoming one), so
+  // the next entry's address is known without the link's line (LinkQueue::Reader). Set by
+  // Mesh::assign_notes; only this router pops these queues.
+  struct OutPort {
+    Link* link = nullptr;
+    LinkQueue<Credit>::Reader credits;
+  };
+  struct InPort {
+    Link* link = nullptr;
+    LinkQueue<Flit>::Reader flits;
+  };
+  std::array<OutPort, kDirs> out_port{};
+  std::array<InPort, kDirs> in_port{};
+  std::array<Link*, kDirs> out{};  // toward tx targets (the same links as out_port, for set-up)
+  std::array<Link*, kDirs> in{};   // from rx sources (hops, ramp-up)
+
   std::vector<LaneExt> ext;
   std::array<IngressPort*, kMeshDirs> ingress{};
   uint8_t in_links = 0;       // directions with an incoming link (set by Mesh::build_links)
@@ -188,7 +205,7 @@ class alignas(64) Router {
   // The head has left (or was filtered away): pop it, return its credit, apply its switch effect.
   void finish_head(size_t i, TileId self, Cycle now, Scheduler& s);
   void return_credit(const Lane& lane, Dir from, TileId self, Cycle now, Scheduler& s) {
-    if (Link* up = in[size_t(from)]) {
+    if (Link* up = in_port[size_t(from)].link) {
       up->credits.push({now + 1, lane.colour});
       s.schedule(up->src, now + 1);
     } else {
