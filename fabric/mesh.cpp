@@ -155,8 +155,8 @@ void Mesh::build_links(const Partition& partition) {
   for (TileId t = 0; t < routers_.size(); ++t) {
     Router* r = routers_[t].get();
     if (!r) continue;
-    r->out.fill(nullptr);
-    r->in.fill(nullptr);
+    r->out_port.fill({});
+    r->in_port.fill({});
     r->ingress.fill(nullptr);
     r->rr.fill(0);
     r->reset_step_state();
@@ -227,7 +227,7 @@ void Mesh::build_links(const Partition& partition) {
         l.kind = LinkKind::Hop, l.dst = shape_.id(n), l.latency = uint8_t(hop);
         downstream_cap = 0;
         for (const Lane& lane : routers_[l.dst]->lanes) downstream_cap = std::max<uint32_t>(downstream_cap, lane.cap);
-        routers_[l.dst]->in[size_t(opposite(Dir(d)))] = &l;
+        routers_[l.dst]->in_port[size_t(opposite(Dir(d)))].link = &l;
       } else {
         l.kind = LinkKind::Egress, l.dst = t, l.latency = uint8_t(hop);
         for (EgressPort& p : egress_)
@@ -241,7 +241,7 @@ void Mesh::build_links(const Partition& partition) {
         l.flits.init(l.latency + 2 + (holds ? colours_tx[d] * downstream_cap : 0));
         l.credits.init(colours_tx[d] * downstream_cap + 1);
       }
-      r->out[size_t(d)] = &l;
+      r->out_port[size_t(d)].link = &l;
     }
     if (used_rx & bit(Dir::Ramp)) {  // the PE sends onto this router
       Link& l = links_.emplace_back();
@@ -251,7 +251,7 @@ void Mesh::build_links(const Partition& partition) {
         if (r->rx_union(lane) & bit(Dir::Ramp)) credits += lane.cap;
       l.flits.init(ramp + 2 + credits);  // room for what a switching colour holds back
       l.credits.init(credits);
-      r->in[size_t(Dir::Ramp)] = &l;
+      r->in_port[size_t(Dir::Ramp)].link = &l;
     }
   }
   for (IngressPort& p : ingress_) {
@@ -262,8 +262,8 @@ void Mesh::build_links(const Partition& partition) {
   for (auto& r : routers_) {
     if (!r) continue;
     for (int d = 0; d < kDirs; ++d) {
-      if (r->in[size_t(d)]) r->in_links |= bit(Dir(d));
-      if (r->out[size_t(d)] && !r->out[size_t(d)]->egress) r->credit_links |= bit(Dir(d));
+      if (r->in_link(Dir(d))) r->in_links |= bit(Dir(d));
+      if (const Link* o = r->out_link(Dir(d)); o && !o->egress) r->credit_links |= bit(Dir(d));
     }
   }
   assign_notes(partition);
@@ -297,12 +297,9 @@ void Mesh::assign_notes(const Partition& partition) {
   for (auto& r : routers_) {
     if (!r) continue;
     r->noted_in = r->in_links, r->noted_credits = r->credit_links;
-    for (int d = 0; d < kDirs; ++d) {
-      Link* i = r->in[size_t(d)];
-      r->in_port[size_t(d)] = {i, i ? i->flits.reader() : LinkQueue<Flit>::Reader{}};
-      Link* o = r->out[size_t(d)];
-      r->out_port[size_t(d)] = {o, o && !o->egress ? o->credits.reader() : LinkQueue<Credit>::Reader{}};
-    }
+    for (Router::InPort& p : r->in_port) p.flits = p.link ? p.link->flits.reader() : LinkQueue<Flit>::Reader{};
+    for (Router::OutPort& p : r->out_port)
+      p.credits = p.link && !p.link->egress ? p.link->credits.reader() : LinkQueue<Credit>::Reader{};
   }
 }
 

@@ -10,7 +10,7 @@ void Router::count_slept(Cycle now) {
   const Cycle slept = now - last_step_ - 1;
   for (uint32_t m = blocked_lanes_; m; m &= m - 1) lanes[size_t(std::countr_zero(m))].counters.backpressure_cycles += slept;
   for (int d = 0; d < kDirs; ++d)
-    if (blocked_links_ & bit(Dir(d))) out[size_t(d)]->counters.backpressure_cycles += slept;
+    if (blocked_links_ & bit(Dir(d))) out_link(Dir(d))->counters.backpressure_cycles += slept;
 }
 
 void Router::hold(size_t i, Dir from, uint32_t payload, uint8_t flags) {

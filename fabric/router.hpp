@@ -81,9 +81,9 @@ class alignas(64) Router {
   uint8_t blocked_links_ = 0;  // outputs with a wavelet waiting for a credit after the last step
 
  public:
-  // What a step reads of each link, per direction, next to each other: the link and where this
-  // router reads its queue (the credits of an outgoing link, the wavelets of an incoming one), so
-  // the next entry's address is known without the link's line (LinkQueue::Reader). Set by
+  // Each link, per direction and way, next to where this router reads its queue (the credits of
+  // an outgoing link, the wavelets of an incoming one), so the next entry's address is known
+  // without the link's line (LinkQueue::Reader). Links set by Mesh::build_links, readers by
   // Mesh::assign_notes; only this router pops these queues.
   struct OutPort {
     Link* link = nullptr;
@@ -93,10 +93,10 @@ class alignas(64) Router {
     Link* link = nullptr;
     LinkQueue<Flit>::Reader flits;
   };
-  std::array<OutPort, kDirs> out_port{};
-  std::array<InPort, kDirs> in_port{};
-  std::array<Link*, kDirs> out{};  // toward tx targets (the same links as out_port, for set-up)
-  std::array<Link*, kDirs> in{};   // from rx sources (hops, ramp-up)
+  std::array<OutPort, kDirs> out_port{};  // toward tx targets
+  std::array<InPort, kDirs> in_port{};    // from rx sources (hops, ramp-up)
+  Link* out_link(Dir d) const { return out_port[size_t(d)].link; }
+  Link* in_link(Dir d) const { return in_port[size_t(d)].link; }
 
   std::vector<LaneExt> ext;
   std::array<IngressPort*, kMeshDirs> ingress{};

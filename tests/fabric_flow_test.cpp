@@ -60,7 +60,7 @@ TEST(FabricFlow, TwoColoursSharingALinkSerialize) {
     if (g.wavelet.colour == 0) EXPECT_EQ(g.wavelet.payload, next0++);
     else EXPECT_EQ(g.wavelet.payload, next1++);
   }
-  const Link* shared = wafer.mesh().router(0)->out[size_t(Dir::East)];
+  const Link* shared = wafer.mesh().router(0)->out_link(Dir::East);
   EXPECT_EQ(shared->counters.wavelets, 2 * n);
   EXPECT_EQ(shared->counters.busy_cycles, 2 * n);
 }
@@ -186,7 +186,7 @@ TEST(FabricFlow, APeThatDoesNotDrainStallsItsSenderWithoutLosingAWavelet) {
   EXPECT_EQ(snd.send_cycles, n);
   EXPECT_GT(snd.stall_send_cycles, 5000 - held - 20);
   EXPECT_LT(snd.stall_send_cycles, 5000u);
-  const Link* hop = wafer.mesh().router(0)->out[size_t(Dir::East)];
+  const Link* hop = wafer.mesh().router(0)->out_link(Dir::East);
   EXPECT_GT(hop->counters.backpressure_cycles, 4000u);
   EXPECT_EQ(hop->counters.wavelets, n);
   EXPECT_GT(run.cycles, 5000 + n);

@@ -32,7 +32,7 @@ void Wafer::finalize(unsigned threads) {
     if (!rx.empty() && !pe.program)
       throw RouteError("route at tile " + to_string(pe.coord) + " colour " + std::to_string(rx.front()) +
                        ": delivers to the PE (RAMP), but no program is loaded on that PE");
-    pe.attach(r ? r->out[size_t(Dir::Ramp)] : nullptr, r ? r->in[size_t(Dir::Ramp)] : nullptr, std::move(rx), tx, spec());
+    pe.attach(r ? r->out_link(Dir::Ramp) : nullptr, r ? r->in_link(Dir::Ramp) : nullptr, std::move(rx), tx, spec());
     pe.counters = {};
   }
   finalized_ = true;
