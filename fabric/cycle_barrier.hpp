@@ -31,16 +31,25 @@ class CycleBarrier {
  public:
   explicit CycleBarrier(unsigned workers) : workers_(workers), slots_(2 * workers), spin_(workers) {}
 
-  CycleVote arrive(unsigned worker, const CycleVote& vote) {
+  CycleVote arrive(unsigned worker, const CycleVote& vote) { return wait(worker, post(worker, vote)); }
+
+  // The same in two halves, so a worker can do work that needs no other worker's cycle between
+  // posting its vote and waiting for the others' (CycleEngine's run-ahead): post() returns the
+  // generation to pass to wait().
+  uint64_t post(unsigned worker, const CycleVote& vote) {
     const uint64_t gen = generation_.load(std::memory_order_acquire);
     slots_[(gen & 1) * workers_ + worker].vote = vote;
     if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == workers_) {
       arrived_.store(0, std::memory_order_relaxed);
       generation_.store(gen + 1, std::memory_order_release);
-    } else {
-      // Spin, then yield. The budget adapts per worker: it doubles while waits end within it (a
-      // yield costs more than a short wait) and halves when they do not (the workers being
-      // waited for are not running: more busy threads than cores), between 2^8 and 2^16 pauses.
+    }
+    return gen;
+  }
+  CycleVote wait(unsigned worker, uint64_t gen) {
+    // Spin, then yield. The budget adapts per worker: it doubles while waits end within it (a
+    // yield costs more than a short wait) and halves when they do not (the workers being
+    // waited for are not running: more busy threads than cores), between 2^8 and 2^16 pauses.
+    if (generation_.load(std::memory_order_acquire) == gen) {
       unsigned& budget = spin_[worker].budget;
       unsigned spins = 0;
       for (; generation_.load(std::memory_order_acquire) == gen; ++spins) {

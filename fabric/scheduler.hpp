@@ -59,12 +59,17 @@ class Scheduler {
     schedule_elsewhere(t, c);
   }
 
-  // Steps every tile due at `now`, in tile order, each once: `step(t)`, after `prefetch(t')` of the
-  // tile due next (its state is on its way into cache while this one steps). Wakes other workers
-  // posted before this cycle are in the mailboxes by now (the barrier). `step` may wake tiles
-  // for later cycles. Returns whether any tile was stepped.
-  template <class Step, class Prefetch>
-  bool run_cycle(Cycle now, Step&& step, Prefetch&& prefetch) {
+  // A cycle in three parts. begin_cycle(now) brings the cycle's wakes from the wheel and the
+  // heap into its bitmap; take_mail() adds the wakes other workers posted during the cycle
+  // before (they are all in the mailboxes once every worker has passed the barrier);
+  // step_due() steps every tile due now, in tile order, each once: `step(t)`, after
+  // `prefetch(t')` of the tile due next (its state is on its way into cache while this one
+  // steps). `step` may wake tiles for later cycles. Returns whether any tile was stepped.
+  //
+  // With a bitmap `only`, step_due() steps just the due tiles in it and leaves the others due
+  // for a second call: CycleEngine's run-ahead steps a worker's inner tiles after
+  // begin_cycle(), before the barrier, then take_mail() and the rest after it.
+  void begin_cycle(Cycle now) {
     now_ = now;
     remote_ = kNever;
     while (!far_.empty() && far_.top().first - now_ < kWheel) {
@@ -78,18 +83,33 @@ class Scheduler {
     for (TileId t : bucket) mark(n, t);
     wheel_pending_ -= bucket.size();
     bucket.clear();
+  }
+  void take_mail() {
+    Near& n = near_[now_ % kNear];
     for (Mailbox* in : inbox_)
       in->consume_all([&](const Wake& w) {
         if (w.cycle <= now_) mark(n, w.tile);
         else schedule(w.tile, w.cycle);
       });
+  }
+  template <class Step, class Prefetch>
+  bool step_due(Step&& step, Prefetch&& prefetch, const uint64_t* only = nullptr) {
+    Near& n = near_[now_ % kNear];
     bool any = false;
     for (size_t s = 0; s < summary_words_; ++s) {
       // Each summary bit is taken (and cleared) before its word is stepped; wakes during the
-      // step are for later cycles, so this cycle's bitmap only empties.
+      // step are for later cycles, so this cycle's bitmap only empties. Stepping only some of a
+      // word's tiles puts its summary bit back while the others stay due.
       for (uint64_t sm = std::exchange(n.summary[s], 0); sm; sm &= sm - 1) {
         const size_t w = s * 64 + size_t(std::countr_zero(sm));
-        for (uint64_t bits = std::exchange(n.bits[w], 0); bits;) {
+        uint64_t bits = n.bits[w];
+        if (only) {
+          bits &= only[w];
+          if ((n.bits[w] &= ~bits) != 0) n.summary[s] |= uint64_t(1) << (w & 63);
+        } else {
+          n.bits[w] = 0;
+        }
+        while (bits) {
           const auto t = TileId(w * 64 + size_t(std::countr_zero(bits)));
           bits &= bits - 1;
           if (bits) prefetch(TileId(w * 64 + size_t(std::countr_zero(bits))));  // the next due tile
@@ -100,6 +120,8 @@ class Scheduler {
     }
     return any;
   }
+  // Bitmap words over the tiles (the size `only` must have).
+  size_t bitmap_words() const { return words_; }
 
   // Earliest cycle after now at which this worker has work, or another worker's tile was woken.
   Cycle next_event() const {

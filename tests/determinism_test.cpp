@@ -49,7 +49,8 @@ TEST(Determinism, GemvReportIsIdenticalAt1_2And4Threads) {
 
 // A congested fabric (many flows crossing block boundaries, backpressure from slow PEs) gives
 // the same arrival cycle for every wavelet at any thread count.
-std::vector<EgressArrival> congested_run(unsigned threads) {
+std::vector<EgressArrival> congested_run(unsigned threads, EngineResult* engine = nullptr,
+                                         std::vector<uint64_t>* link_counters = nullptr) {
   const uint32_t w = 12, h = 12;
   MachineSpec s = test::spec(2);
   s.io_bytes_per_cycle = 20;  // 5 wavelets/cycle shared by 12 ports: rational rates
@@ -69,7 +70,11 @@ std::vector<EgressArrival> congested_run(unsigned threads) {
     m.add_egress({x, h - 1}, Dir::South);
   }
   wafer.finalize(threads);
-  wafer.run(1'000'000);
+  WaferRun run = wafer.run(1'000'000);
+  if (engine) *engine = run.engine;
+  if (link_counters)
+    for (const Link& l : m.links())
+      link_counters->insert(link_counters->end(), {l.counters.wavelets, l.counters.busy_cycles, l.counters.backpressure_cycles});
   std::vector<EgressArrival> all;
   for (const EgressPort& p : m.egress_ports()) all.insert(all.end(), p.received().begin(), p.received().end());
   return all;
@@ -86,6 +91,52 @@ TEST(Determinism, CongestedFabricArrivalsAreIdenticalAt1_2_3And4Threads) {
       EXPECT_EQ(many[i].wavelet.payload, one[i].wavelet.payload) << i;
     }
   }
+}
+
+// The run-ahead (fabric/cycle_engine.hpp): with several workers, a worker steps its inner tiles
+// of the next cycle before the others have finished this one. The congested fabric has flows
+// across every band edge every cycle; the run must take steps ahead, and every arrival must be
+// the one-worker run's, in cycle and payload, and every link's counters the same.
+TEST(Determinism, StepsTakenAheadOfTheBarrierChangeNoArrival) {
+  EngineResult single;
+  std::vector<uint64_t> single_links;
+  const auto one = congested_run(1, &single, &single_links);
+  EXPECT_EQ(single.steps_ahead, 0u);  // one worker has no barrier to wait at
+  for (unsigned threads : {2u, 3u}) {
+    EngineResult engine;
+    std::vector<uint64_t> links;
+    const auto many = congested_run(threads, &engine, &links);
+    EXPECT_GT(engine.steps_ahead, 1000u) << threads << " threads";
+    EXPECT_EQ(links, single_links) << threads << " threads";
+    EXPECT_EQ(engine.cycles_stepped, single.cycles_stepped) << threads << " threads";
+    ASSERT_EQ(many.size(), one.size());
+    for (size_t i = 0; i < one.size(); ++i) {
+      ASSERT_EQ(many[i].cycle, one[i].cycle) << threads << " threads, arrival " << i;
+      ASSERT_EQ(many[i].wavelet.payload, one[i].wavelet.payload) << threads << " threads, arrival " << i;
+    }
+  }
+}
+
+// Scheduler::step_due with a bitmap steps only the due tiles in it, in tile order, and leaves
+// the others due for the rest of the cycle (across bitmap words and summary words).
+TEST(Scheduler, SteppingSomeOfACyclesTilesLeavesTheRestDue) {
+  Scheduler s(5000);
+  s.start_at(10);
+  const std::vector<TileId> due = {1, 5, 63, 64, 70, 130, 4095, 4096, 4999};
+  for (TileId t : due) s.schedule(t, 11);
+  s.schedule(7, 12);  // a later cycle, untouched
+  std::vector<uint64_t> only(s.bitmap_words(), 0);
+  for (TileId t : {5u, 64u, 130u, 4096u, 3000u}) only[t >> 6] |= uint64_t(1) << (t & 63);  // 3000 is not due
+  std::vector<TileId> first, rest, prefetched;
+  auto prefetch = [&](TileId t) { prefetched.push_back(t); };
+  s.begin_cycle(11);
+  EXPECT_TRUE(s.step_due([&](TileId t) { first.push_back(t); }, prefetch, only.data()));
+  EXPECT_EQ(first, (std::vector<TileId>{5, 64, 130, 4096}));
+  s.take_mail();
+  EXPECT_TRUE(s.step_due([&](TileId t) { rest.push_back(t); }, prefetch));
+  EXPECT_EQ(rest, (std::vector<TileId>{1, 63, 70, 4095, 4999}));
+  EXPECT_FALSE(s.step_due([&](TileId) { ADD_FAILURE() << "stepped twice"; }, prefetch));
+  EXPECT_EQ(s.next_event(), 12u);
 }
 
 // Sparse traffic crossing block boundaries, with idle gaps the engine fast-forwards over: every
