@@ -16,8 +16,8 @@ unsigned Partition::workers_for(MeshShape shape, unsigned workers) {
   return std::clamp<unsigned>(workers, 1, std::max<uint32_t>(1, std::min<uint32_t>(extent, 4096)));
 }
 
-unsigned Partition::automatic_workers(MeshShape shape, unsigned available) {
-  const uint64_t paid = std::max<uint64_t>(1, shape.tiles() / kTilesPerWorker);
+unsigned Partition::automatic_workers(MeshShape shape, uint64_t busy, unsigned available) {
+  const uint64_t paid = std::max<uint64_t>(1, busy / kTilesPerWorker);
   return workers_for(shape, unsigned(std::min<uint64_t>(std::max(1u, available), paid)));
 }
 

@@ -31,7 +31,10 @@ struct Partition {
   // synchronization (a barrier per cycle) than it takes off; from a 16x16 mesh on, two pay
   // (measured in docs/performance.md).
   static constexpr uint64_t kTilesPerWorker = 128;
-  static unsigned automatic_workers(MeshShape shape, unsigned available);
+  static unsigned automatic_workers(MeshShape shape, unsigned available) { return automatic_workers(shape, shape.tiles(), available); }
+  // The same, counting only the `busy` tiles a kernel placed work on (a mesh whose kernel uses a
+  // corner or a row pays for the workers of that many tiles, not of the whole mesh).
+  static unsigned automatic_workers(MeshShape shape, uint64_t busy, unsigned available);
 };
 
 }  // namespace wse

@@ -5,11 +5,19 @@
 namespace wse {
 
 JobResult run_job(const RunConfig& cfg, unsigned threads, ProgressFn progress) {
+  ThreadChoice given;
+  given.threads = threads;
+  return run_job(cfg, given, std::move(progress));
+}
+
+JobResult run_job(const RunConfig& cfg, ThreadChoice& choice, ProgressFn progress, const std::function<void(unsigned)>& started) {
   const KernelKind& kind = kernel_kind(cfg.kernel, "config " + cfg.source.string());
   if (kind.training || !cfg.kernel_config) throw std::logic_error("run_job: kernel " + cfg.kernel + " is not a single-run kernel");
   Wafer wafer(cfg.machine, cfg.mesh);
   std::unique_ptr<PlacedKernel> kernel = kind.place(wafer, *cfg.kernel_config);
-  wafer.finalize(threads);
+  choice = fit_to_kernel(choice, wafer);
+  wafer.finalize(choice.threads);
+  if (started) started(Partition::workers_for(cfg.mesh, choice.threads));
   WaferRun run = wafer.run(cfg.max_cycles, {std::move(progress)});
   if (run.engine.hit_cycle_limit) {
     std::string busy;

@@ -4,7 +4,10 @@
 #include <vector>
 
 #include "fabric/cycle_engine.hpp"
+#include <functional>
+
 #include "host/config.hpp"
+#include "host/thread_choice.hpp"
 
 namespace wse {
 
@@ -14,5 +17,11 @@ struct JobResult {
 };
 
 JobResult run_job(const RunConfig& cfg, unsigned threads, ProgressFn progress = {});
+
+// The same with the engine's choice of workers (host/thread_choice.hpp): once the kernel is
+// placed, `choice` is fitted to the tiles it uses (fit_to_kernel) and `started(workers)` is
+// called before the run.
+JobResult run_job(const RunConfig& cfg, ThreadChoice& choice, ProgressFn progress = {},
+                  const std::function<void(unsigned workers)>& started = {});
 
 }  // namespace wse

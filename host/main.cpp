@@ -49,10 +49,12 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
   const bool tty = isatty(STDOUT_FILENO);
   wse::ProgressFn progress = progress_line(tty);
   const std::string what = cfg.kernel_config->describe();
-  std::cout << "wse: " << cfg.kernel << " " << what << " on a " << cfg.mesh.width << "x" << cfg.mesh.height << " "
-            << cfg.machine.name << " mesh, " << wse::Partition::workers_for(cfg.mesh, threads) << " thread(s)" << std::endl;
-  wse::JobResult r = wse::run_job(cfg, threads, progress);
-  r.report["threads_choice"] = choice.to_json();
+  wse::ThreadChoice fitted = choice;
+  wse::JobResult r = wse::run_job(cfg, fitted, progress, [&](unsigned workers) {
+    std::cout << "wse: " << cfg.kernel << " " << what << " on a " << cfg.mesh.width << "x" << cfg.mesh.height << " "
+              << cfg.machine.name << " mesh, " << workers << " thread(s)" << std::endl;
+  });
+  r.report["threads_choice"] = fitted.to_json();
   if (tty) std::fprintf(stderr, "\r\033[K");
   const auto& j = r.report;
   const std::filesystem::path report = out.entry("report.json");
@@ -124,7 +126,8 @@ int main(int argc, char** argv) {
       "larger is refused before it allocates";
   const char* threads_help =
       "Worker threads (default: the engine chooses: all hardware threads for wafers side by side, and per wafer only the "
-      "workers its mesh pays for, one per 128 tiles, so a small mesh runs on one; given, it is used as asked, at most one "
+      "workers its mesh pays for, one per 128 tiles (for GEMV and reduce, per 128 tiles the placed kernel uses), so a "
+      "small mesh or kernel runs on one; given, it is used as asked, at most one "
       "per mesh row, or per column on a mesh with fewer rows). The run says how many it used; results do not depend on it";
   CLI::App* run = app.add_subcommand(
       "run", "Run the kernel of a config (examples/gemv.yaml, examples/reduce.yaml, examples/fc_mnist.yaml) and write DIR/report.json");

@@ -38,4 +38,18 @@ ThreadChoice choose_threads(const RunConfig& cfg, unsigned asked) {
   return c;
 }
 
+ThreadChoice fit_to_kernel(ThreadChoice c, const Wafer& wafer) {
+  if (!c.automatic) return c;
+  const MeshShape shape = wafer.shape();
+  const unsigned could = Partition::workers_for(shape, c.threads);
+  const uint64_t used = wafer.tiles_in_use();
+  const unsigned paid = Partition::automatic_workers(shape, used, c.threads);
+  if (paid >= could) return c;
+  c.threads = paid;
+  c.note = "the engine used " + std::to_string(paid) + " worker(s) of the " + std::to_string(could) + " it could: the kernel uses " +
+           std::to_string(used) + " of the mesh's " + std::to_string(shape.tiles()) + " tiles (a program or a route), and pays for one worker per " +
+           std::to_string(Partition::kTilesPerWorker) + " of them (--threads overrides; docs/performance.md)";
+  return c;
+}
+
 }  // namespace wse

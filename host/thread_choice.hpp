@@ -2,12 +2,14 @@
 // How many worker threads a run uses. `--threads N` is honoured as given (at most one worker per
 // mesh row); without it the engine chooses: every hardware thread it can use, wafers side by side
 // first, and per wafer only the workers its mesh pays for (fabric/partition.hpp,
-// automatic_workers), so the default is never the slow case on a small mesh. The choice and its
-// reason go into the report.
+// automatic_workers), so the default is never the slow case on a small mesh; a single-run kernel,
+// once placed, only those its tiles in use pay for (fit_to_kernel), so neither is it on a large
+// mesh the kernel uses a corner of. The choice and its reason go into the report.
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "host/config.hpp"
+#include "wafer/wafer.hpp"
 
 namespace wse {
 
@@ -22,5 +24,12 @@ struct ThreadChoice {
 
 // `asked` = 0: the engine's choice.
 ThreadChoice choose_threads(const RunConfig& cfg, unsigned asked);
+
+// Once a single-run kernel is placed (its programs and routes are known, before the run): the
+// engine's choice cut to the workers the tiles the kernel uses pay for, one per
+// Partition::kTilesPerWorker of them, and the note says so. A chain along one row of a large
+// mesh then runs on one worker, where two would spend the run at the barrier. A count the user
+// gave is left as it is.
+ThreadChoice fit_to_kernel(ThreadChoice c, const Wafer& wafer);
 
 }  // namespace wse

@@ -232,7 +232,8 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt) 
 TraceResult run_trace(const TraceOptions& asked) {
   RunConfig cfg = load_run_config(asked.config);
   TraceOptions opt = asked;
-  opt.threads = choose_threads(cfg, asked.threads).threads;
+  ThreadChoice choice = choose_threads(cfg, asked.threads);
+  opt.threads = choice.threads;
   check_run_memory(cfg);  // before anything big is built
   if (opt.pass != "fwd" && opt.pass != "bwd") throw UsageError("--pass '" + opt.pass + "': expected fwd or bwd");
   if (opt.interval == 0) throw UsageError("--interval must be at least 1 cycle");
@@ -259,9 +260,11 @@ TraceResult run_trace(const TraceOptions& asked) {
     throw UsageError("--pass bwd: kernel '" + cfg.kernel + "' in " + cfg.source.string() + " has no backward pass");
 
   OutputDir out(opt.out, {"--out", opt.overwrite, false, opt.command});
-  say_tracing(cfg, opt, cfg.kernel);
   Wafer wafer(cfg.machine, cfg.mesh);
   std::unique_ptr<PlacedKernel> kernel = kind.place(wafer, *cfg.kernel_config);
+  choice = fit_to_kernel(choice, wafer);
+  opt.threads = choice.threads;
+  say_tracing(cfg, opt, cfg.kernel);
   wafer.finalize(opt.threads);
 
   ActivityRecorder rec(wafer, {cfg.kernel, opt.pass}, opt.interval);
@@ -276,6 +279,7 @@ TraceResult run_trace(const TraceOptions& asked) {
   TraceResult r;
   r.report = make_report(cfg, wafer, run, y);
   r.report[cfg.kernel] = kernel->report();
+  r.report["threads_choice"] = choice.to_json();
   r.congestion = congestion_profile(wafer, run.cycles, opt.top_n);
   r.sram = sram_profile(wafer);
   r.report["congestion"] = to_json(r.congestion);

@@ -1,12 +1,13 @@
 // How many workers a run uses: the engine's own choice when --threads is not given (one worker
-// per Partition::kTilesPerWorker tiles of a wafer's mesh, wafers side by side first), and the
-// user's count as given otherwise. The expected counts are worked out by hand from the rule.
+// per Partition::kTilesPerWorker tiles of a wafer's mesh, or of the tiles a placed single-run
+// kernel uses; wafers side by side first), and the user's count as given otherwise. The expected counts are worked out by hand from the rule.
 #include <gtest/gtest.h>
 
 #include <thread>
 
 #include "fabric/partition.hpp"
 #include "host/thread_choice.hpp"
+#include "wafer/wafer.hpp"
 
 namespace wse {
 namespace {
@@ -63,6 +64,37 @@ TEST(ThreadChoice, TheDefaultSaysWhenItUsedFewer) {
   const ThreadChoice big = choose_threads(mesh_config("gemv", 256, 256), 0);
   EXPECT_EQ(big.threads, std::min(hw, 256u));
   EXPECT_TRUE(big.note.empty());
+}
+
+// A single-run kernel is placed before the run, so the engine's choice can count the tiles it
+// uses (a program or a route) instead of the whole mesh: a chain along one row of a 128x32 mesh
+// (128 tiles of 4096) runs on one worker, where the mesh alone would pay for 32.
+TEST(ThreadChoice, TheDefaultFollowsTheTilesAKernelUses) {
+  EXPECT_EQ(Partition::automatic_workers({128, 32}, 128, 2), 1u);   // one row in use: one
+  EXPECT_EQ(Partition::automatic_workers({128, 32}, 256, 2), 2u);   // two rows: two
+  EXPECT_EQ(Partition::automatic_workers({128, 32}, 4096, 8), 8u);  // the whole mesh, as before
+  EXPECT_EQ(Partition::automatic_workers({128, 32}, 0, 2), 1u);     // nothing placed: still one
+
+  MachineSpec spec;
+  Wafer wafer(spec, {128, 32});
+  for (uint32_t x = 0; x < 128; ++x) wafer.mesh().set_route({x, 0}, 0, Route::make(Dir::West, {Dir::East}));
+  EXPECT_EQ(wafer.tiles_in_use(), 128u);
+  ThreadChoice automatic;
+  automatic.automatic = true, automatic.threads = 2, automatic.hardware = 2;
+  const ThreadChoice one_row = fit_to_kernel(automatic, wafer);
+  EXPECT_EQ(one_row.threads, 1u);
+  EXPECT_NE(one_row.note.find("uses 128 of the mesh's 4096 tiles"), std::string::npos) << one_row.note;
+  EXPECT_EQ(one_row.to_json()["asked"], "default");
+  ThreadChoice given = automatic;
+  given.automatic = false;
+  EXPECT_EQ(fit_to_kernel(given, wafer).threads, 2u);  // --threads is used as asked
+  EXPECT_TRUE(fit_to_kernel(given, wafer).note.empty());
+
+  for (uint32_t x = 0; x < 128; ++x) wafer.mesh().set_route({x, 1}, 1, Route::make(Dir::West, {Dir::East}));
+  EXPECT_EQ(wafer.tiles_in_use(), 256u);
+  const ThreadChoice two_rows = fit_to_kernel(automatic, wafer);
+  EXPECT_EQ(two_rows.threads, 2u);
+  EXPECT_TRUE(two_rows.note.empty());
 }
 
 TEST(ThreadChoice, WafersSideBySideComeFirst) {

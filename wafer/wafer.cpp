@@ -38,6 +38,15 @@ void Wafer::finalize(unsigned threads) {
   finalized_ = true;
 }
 
+uint64_t Wafer::tiles_in_use() const {
+  uint64_t n = 0;
+  for (TileId t = 0; t < pes_.size(); ++t) {
+    const Router* r = mesh_.router(t);
+    n += programmed_[t] || (r && !r->lanes.empty());
+  }
+  return n;
+}
+
 void Wafer::seed(const Block& b, Scheduler& s) {
   for (uint32_t y = b.y0; y < b.y1; ++y) {
     for (uint32_t x = b.x0; x < b.x1; ++x) {

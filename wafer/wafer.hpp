@@ -43,6 +43,8 @@ class Wafer {
 
   // Validates routes and programs against each other and builds links for `threads` workers.
   void finalize(unsigned threads);
+  // Tiles a placed kernel uses: a program on the PE or a colour routed through the router.
+  uint64_t tiles_in_use() const;
   // Runs from the wafer's clock until nothing is left to do, or for max_cycles. The clock then
   // stands at the end of the run, so a later run (the next layer, the next pass) continues it
   // with SRAM, routes and counters as they were. With hooks.sample_interval > 0, counters are
