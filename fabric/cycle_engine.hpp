@@ -80,8 +80,8 @@ class CycleEngine {
     // Per worker, its inner tiles: those with no link to another worker's tile. What they read
     // at cycle c+1 was written by this worker's own tiles at cycle c or before, so a worker that
     // has finished cycle c may step them at c+1 while it waits for the others to finish c.
-    const size_t words = (size_t(mesh.shape().tiles()) + 63) / 64;
-    std::vector<std::vector<uint64_t>> inner(workers > 1 ? workers : 0, std::vector<uint64_t>(words, 0));
+    std::vector<std::vector<uint64_t>> inner(workers > 1 ? workers : 0,
+                                             std::vector<uint64_t>(Scheduler::bitmap_words(mesh.shape().tiles()), 0));
     if (workers > 1) {
       std::vector<uint8_t> at_edge(mesh.shape().tiles(), 0);
       for (const Link& l : mesh.links())

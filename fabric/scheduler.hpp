@@ -36,7 +36,7 @@ class Scheduler {
   static constexpr uint32_t kWheel = 1024;  // then vectors up to now+1023, then a heap
 
   explicit Scheduler(size_t tiles)
-      : words_((tiles + 63) / 64), summary_words_((words_ + 63) / 64), last_far_(tiles, kNever), wheel_(kWheel) {
+      : words_(bitmap_words(tiles)), summary_words_(bitmap_words(words_)), last_far_(tiles, kNever), wheel_(kWheel) {
     for (Near& n : near_) n.bits.assign(words_, 0), n.summary.assign(summary_words_, 0);
   }
 
@@ -120,8 +120,8 @@ class Scheduler {
     }
     return any;
   }
-  // Bitmap words over the tiles (the size `only` must have).
-  size_t bitmap_words() const { return words_; }
+  // Words of a bitmap over `tiles` tiles (the size `only` must have).
+  static size_t bitmap_words(size_t tiles) { return (tiles + 63) / 64; }
 
   // Earliest cycle after now at which this worker has work, or another worker's tile was woken.
   Cycle next_event() const {

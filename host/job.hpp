@@ -1,11 +1,11 @@
 #pragma once
 // One `wse run`: build the wafer for a config, compile the kernel onto it, run, report.
 #include <nlohmann/json.hpp>
+
+#include <functional>
 #include <vector>
 
 #include "fabric/cycle_engine.hpp"
-#include <functional>
-
 #include "host/config.hpp"
 #include "host/thread_choice.hpp"
 

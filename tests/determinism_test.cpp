@@ -125,7 +125,7 @@ TEST(Scheduler, SteppingSomeOfACyclesTilesLeavesTheRestDue) {
   const std::vector<TileId> due = {1, 5, 63, 64, 70, 130, 4095, 4096, 4999};
   for (TileId t : due) s.schedule(t, 11);
   s.schedule(7, 12);  // a later cycle, untouched
-  std::vector<uint64_t> only(s.bitmap_words(), 0);
+  std::vector<uint64_t> only(Scheduler::bitmap_words(5000), 0);
   for (TileId t : {5u, 64u, 130u, 4096u, 3000u}) only[t >> 6] |= uint64_t(1) << (t & 63);  // 3000 is not due
   std::vector<TileId> first, rest, prefetched;
   auto prefetch = [&](TileId t) { prefetched.push_back(t); };
