@@ -34,9 +34,14 @@ class LinkQueue {
     head_.store(0, std::memory_order_relaxed);
     tail_.store(0, std::memory_order_relaxed);
   }
+  LinkQueue() = default;
+  LinkQueue(const LinkQueue&) = delete;  // note_ may point into this queue
+  LinkQueue& operator=(const LinkQueue&) = delete;
+
   // Each push also sets `bit` in `*note` (the consumer's byte of links holding something), when
-  // producer and consumer are stepped by one worker; null: the consumer polls.
-  void set_note(uint8_t* note, uint8_t bit) { note_ = note, note_bit_ = bit; }
+  // producer and consumer are stepped by one worker; null: the consumer polls (and the push
+  // sets a byte of the queue's own that nobody reads, so it needs no test).
+  void set_note(uint8_t* note, uint8_t bit) { note_ = note ? note : &note_sink_, note_bit_ = bit; }
 
   // Producer side. Capacity is derived from the credit loop, so a full queue is a model bug.
   void push(const T& v) {
@@ -44,7 +49,7 @@ class LinkQueue {
     if (t - head_.load(std::memory_order_acquire) > mask_) overflow();
     ring_[t & mask_] = v;
     tail_.store(t + 1, std::memory_order_release);
-    if (note_) *note_ |= note_bit_;
+    *note_ |= note_bit_;
   }
 
   // Consumer side: the oldest entry, or nullptr.
@@ -78,7 +83,8 @@ class LinkQueue {
   std::atomic<uint32_t> head_{0};  // written by the consumer
   std::atomic<uint32_t> tail_{0};  // written by the producer
   uint8_t note_bit_ = 0;
-  uint8_t* note_ = nullptr;
+  uint8_t note_sink_ = 0;  // written by the producer only
+  uint8_t* note_ = &note_sink_;
 };
 
 }  // namespace wse

@@ -175,6 +175,52 @@ void Router::finish_head(size_t i, TileId self, Cycle now, Scheduler& s) {
 }
 
 void Router::forward(TileId self, Cycle now, Scheduler& s) {
+  // The common case first: one output wanted, by one plain lane whose head goes there alone and
+  // has a credit (a hop of a unicast route). It makes the same changes as the general loop below
+  // would, without its masks; the next head of the same route keeps the output's want bit.
+  if (!(wanted_ & (wanted_ - 1))) {
+    const int d = std::countr_zero(uint32_t(wanted_));
+    const uint32_t cand = want_[size_t(d)];
+    const uint8_t out = uint8_t(1u << d);
+    if (!(cand & (cand - 1)) && (credit_links & out)) {
+      const auto i = size_t(std::countr_zero(cand));
+      Lane& lane = lanes[i];
+      if (lane.ext < 0 && lane.credits[d] && lane.pending == out && !lane.front_control()) {
+        Link* link = out_port[size_t(d)].link;
+        rr[size_t(d)] = uint8_t(i);
+        const Cycle arrival = now + link->latency;
+        link->flits.push({arrival, lane.front(), lane.colour, 0});
+        --lane.credits[d];
+        s.schedule(link->dst, arrival);
+        ++link->counters.wavelets;
+        ++link->counters.busy_cycles;
+        ++lane.counters.wavelets;
+        const bool more = lane.pop();
+        return_credit(lane, lane.rx, self, now, s);
+        if (more && lane.tx == out && !lane.front_control()) {
+          lane.pending = out;  // want_[d] and wanted_ stay as they are
+          if (lane.credits[d]) {
+            blocked_lanes_ = 0, blocked_links_ = 0, sleep_ = 0;
+            return s.schedule(self, now + 1);
+          }
+          blocked_lanes_ = cand, blocked_links_ = out, sleep_ = kAsleep;
+          return;
+        }
+        want_[size_t(d)] = 0, wanted_ = 0, lane.pending = 0;
+        if (more) {
+          if (lane.front_control()) {
+            special_head(i, self, now, s);
+          } else {
+            lane.pending = lane.tx;
+            want(lane.tx, i);
+          }
+        }
+        blocked_lanes_ = 0, blocked_links_ = 0, sleep_ = 0;
+        if (wanted_) sleep_or_wake(self, now, s);
+        return;
+      }
+    }
+  }
   uint32_t waited = 0;    // lanes whose head found no credit on some output this cycle
   uint32_t finished = 0;  // lanes whose head has reached every tx target
   for (uint32_t outs = wanted_; outs; outs &= outs - 1) {
@@ -238,6 +284,10 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
     }
   }
 
+  sleep_or_wake(self, now, s);
+}
+
+void Router::sleep_or_wake(TileId self, Cycle now, Scheduler& s) {
   // Step again next cycle only if some head can move then; otherwise sleep until a credit
   // returns (its sender wakes us) or a rate-limited egress port has its next slot.
   blocked_lanes_ = 0;

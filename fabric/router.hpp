@@ -202,6 +202,8 @@ class alignas(64) Router {
     if (l.ext >= 0 && l.count == l.cap) overflow(l);
     if (l.push(payload, flags)) add_head(i, self, now, s);
   }
+  // After forward(): wake next cycle if some head can go then, else sleep (the blocked state).
+  void sleep_or_wake(TileId self, Cycle now, Scheduler& s);
   // The head has left (or was filtered away): pop it, return its credit, apply its switch effect.
   void finish_head(size_t i, TileId self, Cycle now, Scheduler& s);
   void return_credit(const Lane& lane, Dir from, TileId self, Cycle now, Scheduler& s) {

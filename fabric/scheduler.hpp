@@ -37,8 +37,14 @@ class Scheduler {
 
   explicit Scheduler(size_t tiles)
       : words_(bitmap_words(tiles)), summary_words_(bitmap_words(words_)), last_far_(tiles, kNever), wheel_(kWheel) {
-    for (Near& n : near_) n.bits.assign(words_, 0), n.summary.assign(summary_words_, 0);
+    for (uint32_t k = 0; k < kNear; ++k) {
+      near_store_[k].assign(summary_words_ + words_, 0);
+      near_[k] = near_store_[k].data() + summary_words_;
+    }
   }
+  Scheduler(const Scheduler&) = delete;  // near_ points into near_store_
+  Scheduler& operator=(const Scheduler&) = delete;
+  Scheduler(Scheduler&&) noexcept = default;  // a vector's buffer stays where it is when moved
 
   // Multi-worker runs: which worker owns each tile, who this is, and the mailbox toward each worker.
   void connect(const uint16_t* owner, uint16_t me, std::vector<Mailbox*> outbox, std::vector<Mailbox*> inbox) {
@@ -78,14 +84,14 @@ class Scheduler {
       wheel_[c % kWheel].push_back(t);
       ++wheel_pending_;
     }
-    Near& n = near_[now % kNear];
+    uint64_t* n = near_[now % kNear];
     std::vector<TileId>& bucket = wheel_[now % kWheel];
     for (TileId t : bucket) mark(n, t);
     wheel_pending_ -= bucket.size();
     bucket.clear();
   }
   void take_mail() {
-    Near& n = near_[now_ % kNear];
+    uint64_t* n = near_[now_ % kNear];
     for (Mailbox* in : inbox_)
       in->consume_all([&](const Wake& w) {
         if (w.cycle <= now_) mark(n, w.tile);
@@ -94,20 +100,20 @@ class Scheduler {
   }
   template <class Step, class Prefetch>
   bool step_due(Step&& step, Prefetch&& prefetch, const uint64_t* only = nullptr) {
-    Near& n = near_[now_ % kNear];
+    uint64_t* n = near_[now_ % kNear];
     bool any = false;
     for (size_t s = 0; s < summary_words_; ++s) {
       // Each summary bit is taken (and cleared) before its word is stepped; wakes during the
       // step are for later cycles, so this cycle's bitmap only empties. Stepping only some of a
       // word's tiles puts its summary bit back while the others stay due.
-      for (uint64_t sm = std::exchange(n.summary[s], 0); sm; sm &= sm - 1) {
+      for (uint64_t sm = std::exchange(summary(n, s), 0); sm; sm &= sm - 1) {
         const size_t w = s * 64 + size_t(std::countr_zero(sm));
-        uint64_t bits = n.bits[w];
+        uint64_t bits = n[w];
         if (only) {
           bits &= only[w];
-          if ((n.bits[w] &= ~bits) != 0) n.summary[s] |= uint64_t(1) << (w & 63);
+          if ((n[w] &= ~bits) != 0) summary(n, s) |= uint64_t(1) << (w & 63);
         } else {
-          n.bits[w] = 0;
+          n[w] = 0;
         }
         while (bits) {
           const auto t = TileId(w * 64 + size_t(std::countr_zero(bits)));
@@ -161,23 +167,24 @@ class Scheduler {
     }
   }
 
-  struct Near {
-    std::vector<uint64_t> bits;     // a bit per tile
-    std::vector<uint64_t> summary;  // a bit per word of `bits` that may be non-zero
-  };
-  static void mark(Near& n, TileId t) {
-    n.bits[t >> 6] |= uint64_t(1) << (t & 63);
-    n.summary[t >> 12] |= uint64_t(1) << ((t >> 6) & 63);
+  // A near cycle's bitmap is one pointer: a bit per tile at n[0 ..), and below it a summary bit
+  // per word of those that may be non-zero (summary word s at n[-1 - s]), so a wake is two
+  // stores through one pointer.
+  static uint64_t& summary(uint64_t* n, size_t s) { return n[-1 - ptrdiff_t(s)]; }
+  static void mark(uint64_t* n, TileId t) {
+    n[t >> 6] |= uint64_t(1) << (t & 63);
+    summary(n, t >> 12) |= uint64_t(1) << ((t >> 6) & 63);
   }
-  bool has_any(const Near& n) const {
-    for (uint64_t s : n.summary)
-      if (s) return true;
+  bool has_any(const uint64_t* n) const {
+    for (size_t s = 0; s < summary_words_; ++s)
+      if (n[-1 - ptrdiff_t(s)]) return true;
     return false;
   }
 
   using Far = std::pair<Cycle, TileId>;
   size_t words_, summary_words_;
-  Near near_[kNear];
+  std::vector<uint64_t> near_store_[kNear];  // summary words, then the bits
+  uint64_t* near_[kNear] = {};               // into near_store_: the bits of cycle c at [c % kNear]
   std::vector<Cycle> last_far_;  // the last cycle beyond the bitmaps each tile was woken for
   std::vector<std::vector<TileId>> wheel_;
   std::priority_queue<Far, std::vector<Far>, std::greater<Far>> far_;
