@@ -70,6 +70,7 @@ class LinkQueue {
   };
   Reader reader() const { return {ring_.get(), mask_, head_.load(std::memory_order_relaxed)}; }
   bool holds(const Reader& r) const { return r.head != tail_.load(std::memory_order_acquire); }
+  uint32_t tail() const { return tail_.load(std::memory_order_acquire); }  // one past the newest entry
   void pop_to(const Reader& r) { head_.store(r.head, std::memory_order_release); }
 
  private:

@@ -41,13 +41,19 @@ void Router::ingest(TileId self, Cycle now, Scheduler& s) {
   // (a link keeps its note while it holds what is not visible yet).
   const uint32_t in_m = poll_in | noted_in, credit_m = poll_credits | noted_credits;
   noted_in = noted_credits = 0;
+  // Each queue's tail is read once: what a producer of another worker pushes meanwhile is for a
+  // later cycle (and that link is polled), and this worker's producers are not running. The
+  // read position is kept in a local, so the calls on the way (a hold, a special head) do not
+  // make the compiler store and reload it.
   for (uint32_t m = in_m; m; m &= m - 1) {
     const int d = std::countr_zero(m);
     Link* l = in_port[size_t(d)].link;
     LinkQueue<Flit>::Reader& r = in_port[size_t(d)].flits;
-    const uint32_t first = r.head;
-    while (l->flits.holds(r)) {
-      const Flit& f = r.at();
+    const Flit* const ring = r.ring;
+    const uint32_t mask = r.mask, first = r.head, tail = l->flits.tail();
+    uint32_t head = first;
+    for (; head != tail; ++head) {
+      const Flit& f = ring[head & mask];
       if (f.arrival > now) {
         noted_in |= uint8_t(1u << d);
         break;
@@ -57,26 +63,25 @@ void Router::ingest(TileId self, Cycle now, Scheduler& s) {
       // runs out of credits): backpressure orders the senders as the switches expect.
       if (lanes[i].rx != Dir(d)) hold(i, Dir(d), f.payload, f.flags);
       else push(i, f.payload, f.flags, self, now, s);
-      ++r.head;
     }
-    if (r.head != first) l->flits.pop_to(r);
+    if (head != first) r.head = head, l->flits.pop_to(r);
   }
   for (uint32_t m = credit_m; m; m &= m - 1) {
     const int d = std::countr_zero(m);
     Link* l = out_port[size_t(d)].link;
     LinkQueue<Credit>::Reader& r = out_port[size_t(d)].credits;
-    const uint32_t first = r.head;
-    while (l->credits.holds(r)) {
-      const Credit& c = r.at();
+    const Credit* const ring = r.ring;
+    const uint32_t mask = r.mask, first = r.head, tail = l->credits.tail();
+    uint32_t head = first;
+    for (; head != tail; ++head) {
+      const Credit& c = ring[head & mask];
       if (c.visible > now) {
         noted_credits |= uint8_t(1u << d);
         break;
       }
       ++lanes[size_t(lane_of[c.colour])].credits[d];
-      sleep_ |= kWoken;
-      ++r.head;
     }
-    if (r.head != first) l->credits.pop_to(r);
+    if (head != first) r.head = head, l->credits.pop_to(r), sleep_ |= kWoken;
   }
   if (!has_ingress) return;
   for (int d = 0; d < kMeshDirs; ++d) {
