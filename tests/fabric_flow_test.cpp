@@ -65,6 +65,39 @@ TEST(FabricFlow, TwoColoursSharingALinkSerialize) {
   EXPECT_EQ(shared->counters.busy_cycles, 2 * n);
 }
 
+// Round-robin per output: when two lanes want one output in the same cycle, the one not granted
+// last goes first, also when the last grants were made to lanes that sent alone (a unicast hop's
+// fast path in Router::forward must remember them as the general path does). Colour 0 enters at
+// cycles 0 and 3, colour 1 at cycles 1 and 3: a0 and b0 each leave alone, b0 last, so at cycle 3
+// colour 0 goes first. (Forgetting b0's grant would send b1 first.)
+TEST(FabricFlow, RoundRobinRemembersGrantsToLanesThatSentAlone) {
+  Wafer wafer(test::spec(1), {2, 1});
+  Mesh& m = wafer.mesh();
+  m.set_route({0, 0}, 0, Route::make(Dir::West, {Dir::East}));
+  m.set_route({0, 0}, 1, Route::make(Dir::North, {Dir::East}));
+  m.set_route({1, 0}, 0, Route::make(Dir::West, {Dir::East}));
+  m.set_route({1, 0}, 1, Route::make(Dir::West, {Dir::East}));
+  IngressPort& a = m.add_ingress({0, 0}, Dir::West);
+  IngressPort& b = m.add_ingress({0, 0}, Dir::North);
+  a.enqueue(Wavelet{100, 0}), a.enqueue(Wavelet{101, 0});
+  b.enqueue(Wavelet{200, 1}), b.enqueue(Wavelet{201, 1});
+  EgressPort& out = m.add_egress({1, 0}, Dir::East);
+  wafer.finalize(1);
+  a.set_rate(PortRate{1, 3});                  // cycles 0, 3
+  b.set_rate(PortRate{1, 2}), b.set_start(1);  // cycles 1, 3
+  wafer.run(1000);
+
+  const auto& got = out.received();
+  ASSERT_EQ(got.size(), 4u);
+  std::vector<uint32_t> order;
+  for (const auto& g : got) order.push_back(g.wavelet.payload);
+  EXPECT_EQ(order, (std::vector<uint32_t>{100, 200, 101, 201}));
+  // Each leaves (0,0) the cycle it enters, except b1, which waits one cycle for a1: two hops.
+  std::vector<Cycle> cycles;
+  for (const auto& g : got) cycles.push_back(g.cycle);
+  EXPECT_EQ(cycles, (std::vector<Cycle>{2, 3, 5, 6}));
+}
+
 // Starts with a long computation, then records what it received.
 void busy_start(PeContext& ctx) {
   float* y = ctx.at<float>(0u);
