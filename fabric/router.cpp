@@ -212,14 +212,7 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
           return;
         }
         want_[size_t(d)] = 0, wanted_ = 0, lane.pending = 0;
-        if (more) {
-          if (lane.front_control()) {
-            special_head(i, self, now, s);
-          } else {
-            lane.pending = lane.tx;
-            want(lane.tx, i);
-          }
-        }
+        if (more) add_head(i, self, now, s);  // (its kWoken is cleared below, as sleep_or_wake() would)
         blocked_lanes_ = 0, blocked_links_ = 0, sleep_ = 0;
         if (wanted_) sleep_or_wake(self, now, s);
         return;
@@ -279,14 +272,7 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
     // A plain lane (the hot path): pop, return the credit, take the next head.
     const bool more = lane.pop();
     return_credit(lane, lane.rx, self, now, s);
-    if (more) {
-      if (lane.front_control()) {
-        special_head(i, self, now, s);
-      } else {
-        lane.pending = lane.tx;
-        want(lane.tx, i);
-      }
-    }
+    if (more) add_head(i, self, now, s);  // (its kWoken is cleared by sleep_or_wake() below)
   }
 
   sleep_or_wake(self, now, s);

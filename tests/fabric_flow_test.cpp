@@ -34,18 +34,29 @@ struct Recorder {
   }
 };
 
-TEST(FabricFlow, TwoColoursSharingALinkSerialize) {
-  const uint32_t n = 50, latency = 2;
-  Wafer wafer(test::spec(latency), {2, 1});
-  Mesh& m = wafer.mesh();
+// Two colours merging onto the link (0,0) -> (1,0) of a 2x1 mesh: colour 0 enters (0,0) from the
+// west edge (port a), colour 1 from the north edge (port b); at (1,0) colour 1 leaves by the east
+// edge port and colour 0 toward `colour0_exit` (East: the same port).
+struct TwoColourMerge {
+  IngressPort& a;
+  IngressPort& b;
+  EgressPort& out;
+};
+TwoColourMerge two_colour_merge(Mesh& m, Dir colour0_exit) {
   m.set_route({0, 0}, 0, Route::make(Dir::West, {Dir::East}));
   m.set_route({0, 0}, 1, Route::make(Dir::North, {Dir::East}));
-  m.set_route({1, 0}, 0, Route::make(Dir::West, {Dir::East}));
+  m.set_route({1, 0}, 0, Route::make(Dir::West, {colour0_exit}));
   m.set_route({1, 0}, 1, Route::make(Dir::West, {Dir::East}));
   IngressPort& a = m.add_ingress({0, 0}, Dir::West);
   IngressPort& b = m.add_ingress({0, 0}, Dir::North);
+  return {a, b, m.add_egress({1, 0}, Dir::East)};
+}
+
+TEST(FabricFlow, TwoColoursSharingALinkSerialize) {
+  const uint32_t n = 50, latency = 2;
+  Wafer wafer(test::spec(latency), {2, 1});
+  auto [a, b, out] = two_colour_merge(wafer.mesh(), Dir::East);
   for (uint32_t k = 0; k < n; ++k) a.enqueue(Wavelet{k, 0}), b.enqueue(Wavelet{1000 + k, 1});
-  EgressPort& out = m.add_egress({1, 0}, Dir::East);
   wafer.finalize(1);
   wafer.run(10000);
 
@@ -72,16 +83,9 @@ TEST(FabricFlow, TwoColoursSharingALinkSerialize) {
 // colour 0 goes first. (Forgetting b0's grant would send b1 first.)
 TEST(FabricFlow, RoundRobinRemembersGrantsToLanesThatSentAlone) {
   Wafer wafer(test::spec(1), {2, 1});
-  Mesh& m = wafer.mesh();
-  m.set_route({0, 0}, 0, Route::make(Dir::West, {Dir::East}));
-  m.set_route({0, 0}, 1, Route::make(Dir::North, {Dir::East}));
-  m.set_route({1, 0}, 0, Route::make(Dir::West, {Dir::East}));
-  m.set_route({1, 0}, 1, Route::make(Dir::West, {Dir::East}));
-  IngressPort& a = m.add_ingress({0, 0}, Dir::West);
-  IngressPort& b = m.add_ingress({0, 0}, Dir::North);
+  auto [a, b, out] = two_colour_merge(wafer.mesh(), Dir::East);
   a.enqueue(Wavelet{100, 0}), a.enqueue(Wavelet{101, 0});
   b.enqueue(Wavelet{200, 1}), b.enqueue(Wavelet{201, 1});
-  EgressPort& out = m.add_egress({1, 0}, Dir::East);
   wafer.finalize(1);
   a.set_rate(PortRate{1, 3});                  // cycles 0, 3
   b.set_rate(PortRate{1, 2}), b.set_start(1);  // cycles 1, 3
@@ -117,15 +121,8 @@ TEST(FabricFlow, AFullBufferOnOneColourDoesNotBlockAnother) {
   // Colour 0 goes to a PE that is busy for 5000 cycles; colour 1 shares the same link and passes.
   const uint32_t n = 40;
   Wafer wafer(test::spec(2), {2, 1});
-  Mesh& m = wafer.mesh();
-  m.set_route({0, 0}, 0, Route::make(Dir::West, {Dir::East}));
-  m.set_route({0, 0}, 1, Route::make(Dir::North, {Dir::East}));
-  m.set_route({1, 0}, 0, Route::make(Dir::West, {Dir::Ramp}));
-  m.set_route({1, 0}, 1, Route::make(Dir::West, {Dir::East}));
-  IngressPort& blocked = m.add_ingress({0, 0}, Dir::West);
-  IngressPort& free = m.add_ingress({0, 0}, Dir::North);
+  auto [blocked, free, out] = two_colour_merge(wafer.mesh(), Dir::Ramp);
   for (uint32_t k = 0; k < n; ++k) blocked.enqueue(Wavelet{k, 0}), free.enqueue(Wavelet{k, 1});
-  EgressPort& out = m.add_egress({1, 0}, Dir::East);
   const Program slow = slow_recorder(0);
   wafer.load({1, 0}, &slow);
   wafer.allocate({1, 0}, "record", 8 + 4 * n);
