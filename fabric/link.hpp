@@ -30,6 +30,10 @@ struct alignas(64) Link {
   Dir dir = Dir::East;      // direction of travel as seen from src
   LinkKind kind = LinkKind::Hop;
   uint8_t latency = 1;
+  // Set per run by Mesh::assign_notes: src and dst are stepped by one worker (always so for a
+  // RAMP link), so a credit's wake is Scheduler::wake_next(); and, with a latency of one, a
+  // wavelet's too.
+  bool same_worker = false, dst_next = false;
   LinkCounters counters;      // written only by the src side
 };
 

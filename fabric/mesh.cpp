@@ -275,6 +275,7 @@ void Mesh::assign_notes(const Partition& partition) {
   for (Link& l : links_) {
     l.flits.set_note(nullptr, 0);
     l.credits.set_note(nullptr, 0);
+    l.same_worker = l.dst_next = false;
     if (l.kind == LinkKind::Egress) continue;
     Router& src = *routers_[l.src];
     Router& dst = *routers_[l.dst];
@@ -282,6 +283,7 @@ void Mesh::assign_notes(const Partition& partition) {
     // RAMP-down's credits (the PE reads the other ends itself). A PE and its router are always
     // stepped by one worker; a hop's two routers only when the partition says so.
     const bool local = l.kind != LinkKind::Hop || partition.owner[l.src] == partition.owner[l.dst];
+    l.same_worker = local, l.dst_next = local && l.latency == 1;
     if (l.kind != LinkKind::RampDown) {
       const uint8_t b = bit(l.kind == LinkKind::Hop ? opposite(l.dir) : Dir::Ramp);
       if (local) l.flits.set_note(&dst.noted_in, b);

@@ -36,11 +36,68 @@ void Router::overflow(const Lane& lane) const {
                 "(the old input went on sending after the control wavelet that retired it)");
 }
 
+inline void Router::take_credits(uint32_t credit_m, Cycle now) {
+  for (uint32_t m = credit_m; m; m &= m - 1) {
+    const int d = std::countr_zero(m);
+    Link* l = out_port[size_t(d)].link;
+    LinkQueue<Credit>::Reader& r = out_port[size_t(d)].credits;
+    const Credit* const ring = r.ring;
+    const uint32_t mask = r.mask, first = r.head, tail = l->credits.tail();
+    uint32_t head = first;
+    for (; head != tail; ++head) {
+      const Credit& c = ring[head & mask];
+      if (c.visible > now) {
+        noted_credits |= uint8_t(1u << d);
+        break;
+      }
+      ++lanes[size_t(lane_of[c.colour])].credits[d];
+    }
+    if (head != first) r.head = head, l->credits.pop_to(r), sleep_ |= kWoken;
+  }
+}
+
 void Router::ingest(TileId self, Cycle now, Scheduler& s) {
   // Only the links that may hold something: those polled, and those noted since the last step
   // (a link keeps its note while it holds what is not visible yet).
-  const uint32_t in_m = poll_in | noted_in, credit_m = poll_credits | noted_credits;
+  uint32_t in_m = poll_in | noted_in;
+  const uint32_t credit_m = poll_credits | noted_credits;
   noted_in = noted_credits = 0;
+  take_credits(credit_m, now);  // (no order between credits and wavelets: different fields)
+  // The common case has no call in it, so that it keeps its state in registers: a plain wavelet
+  // joining a plain lane that receives from its link. Anything else (a switch, a filter, a
+  // control or .advance_switch wavelet) hands the rest of the step to ingest_from(), which
+  // goes on from the same entry.
+  for (; in_m; in_m &= in_m - 1) {
+    const int d = std::countr_zero(in_m);
+    Link* l = in_port[size_t(d)].link;
+    LinkQueue<Flit>::Reader& r = in_port[size_t(d)].flits;
+    const Flit* const ring = r.ring;
+    const uint32_t mask = r.mask, first = r.head, tail = l->flits.tail();
+    uint32_t head = first;
+    for (; head != tail; ++head) {
+      const Flit& f = ring[head & mask];
+      if (f.arrival > now) {
+        noted_in |= uint8_t(1u << d);
+        break;
+      }
+      const auto i = size_t(lane_of[f.colour]);
+      Lane& lane = lanes[i];
+      if (lane.rx != Dir(d) || lane.ext >= 0 || f.flags) [[unlikely]] {
+        r.head = head;
+        return ingest_from(in_m, self, now, s);
+      }
+      if (lane.push(f.payload)) {  // a new head, plain: it goes where the route sends it
+        sleep_ |= kWoken;
+        lane.pending = lane.tx;
+        want(lane.tx, i);
+      }
+    }
+    if (head != first) r.head = head, l->flits.pop_to(r);
+  }
+  if (has_ingress) feed_from_ingress(self, now, s);
+}
+
+void Router::ingest_from(uint32_t in_m, TileId self, Cycle now, Scheduler& s) {
   // Each queue's tail is read once: what a producer of another worker pushes meanwhile is for a
   // later cycle (and that link is polled), and this worker's producers are not running. The
   // read position is kept in a local, so the calls on the way (a hold, a special head) do not
@@ -66,24 +123,10 @@ void Router::ingest(TileId self, Cycle now, Scheduler& s) {
     }
     if (head != first) r.head = head, l->flits.pop_to(r);
   }
-  for (uint32_t m = credit_m; m; m &= m - 1) {
-    const int d = std::countr_zero(m);
-    Link* l = out_port[size_t(d)].link;
-    LinkQueue<Credit>::Reader& r = out_port[size_t(d)].credits;
-    const Credit* const ring = r.ring;
-    const uint32_t mask = r.mask, first = r.head, tail = l->credits.tail();
-    uint32_t head = first;
-    for (; head != tail; ++head) {
-      const Credit& c = ring[head & mask];
-      if (c.visible > now) {
-        noted_credits |= uint8_t(1u << d);
-        break;
-      }
-      ++lanes[size_t(lane_of[c.colour])].credits[d];
-    }
-    if (head != first) r.head = head, l->credits.pop_to(r), sleep_ |= kWoken;
-  }
-  if (!has_ingress) return;
+  if (has_ingress) feed_from_ingress(self, now, s);
+}
+
+void Router::feed_from_ingress(TileId self, Cycle now, Scheduler& s) {
   for (int d = 0; d < kMeshDirs; ++d) {
     IngressPort* p = ingress[size_t(d)];
     if (!p || p->drained()) continue;
@@ -145,7 +188,7 @@ void Router::apply_switch(Lane& lane, LaneExt& e, SwitchCommand cmd, TileId self
     if (p.has_tx) lane.tx = p.tx;
   }
   if (lane.rx == old_rx) return;
-  s.schedule(self, now + 1);  // wavelets may be waiting on the new input
+  s.wake_next(self);  // wavelets may be waiting on the new input
   if (lane.count) {
     if (e.prev_count)
       throw PeError("router " + to_string(where) + " colour " + std::to_string(lane.colour) +
@@ -196,7 +239,8 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
         const Cycle arrival = now + link->latency;
         link->flits.push({arrival, lane.front(), lane.colour, 0});
         --lane.credits[d];
-        s.schedule(link->dst, arrival);
+        if (link->dst_next) s.wake_next(link->dst);
+        else s.schedule(link->dst, arrival);
         ++link->counters.wavelets;
         ++link->counters.busy_cycles;
         ++lane.counters.wavelets;
@@ -206,19 +250,27 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
           lane.pending = out;  // want_[d] and wanted_ stay as they are
           if (lane.credits[d]) {
             blocked_lanes_ = 0, blocked_links_ = 0, sleep_ = 0;
-            return s.schedule(self, now + 1);
+            return s.wake_next(self);
           }
           blocked_lanes_ = cand, blocked_links_ = out, sleep_ = kAsleep;
           return;
         }
         want_[size_t(d)] = 0, wanted_ = 0, lane.pending = 0;
-        if (more) add_head(i, self, now, s);  // (its kWoken is cleared below, as sleep_or_wake() would)
+        if (more) return next_head(i, self, now, s);
         blocked_lanes_ = 0, blocked_links_ = 0, sleep_ = 0;
-        if (wanted_) sleep_or_wake(self, now, s);
         return;
       }
     }
   }
+  forward_general(self, now, s);
+}
+
+void Router::next_head(size_t i, TileId self, Cycle now, Scheduler& s) {
+  add_head(i, self, now, s);
+  sleep_or_wake(self, now, s);  // (which clears the kWoken add_head() set, as after the general loop)
+}
+
+void Router::forward_general(TileId self, Cycle now, Scheduler& s) {
   uint32_t waited = 0;    // lanes whose head found no credit on some output this cycle
   uint32_t finished = 0;  // lanes whose head has reached every tx target
   for (uint32_t outs = wanted_; outs; outs &= outs - 1) {
@@ -250,7 +302,8 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
     } else {
       link->flits.push({arrival, lane.front(), lane.colour, flags});
       --lane.credits[d];
-      s.schedule(link->dst, arrival);
+      if (link->dst_next) s.wake_next(link->dst);
+      else s.schedule(link->dst, arrival);
     }
     ++link->counters.wavelets;
     ++link->counters.busy_cycles;
@@ -290,10 +343,10 @@ void Router::sleep_or_wake(TileId self, Cycle now, Scheduler& s) {
     const int d = std::countr_zero(outs);
     const uint32_t cand = want_[size_t(d)];
     if (credit_links & (1u << d)) {
-      if (with_credit(cand, d)) return s.schedule(self, now + 1);
+      if (with_credit(cand, d)) return s.wake_next(self);
     } else {
       const Cycle slot = out_port[size_t(d)].link->egress->next_slot();
-      if (slot <= now + 1) return s.schedule(self, now + 1);
+      if (slot <= now + 1) return s.wake_next(self);
       egress_slot = std::min(egress_slot, slot);
     }
     blocked_lanes_ |= cand;

@@ -195,6 +195,11 @@ class alignas(64) Router {
     special_head(i, self, now, s);
   }
   void special_head(size_t i, TileId self, Cycle now, Scheduler& s);
+  // ingest()'s general loop over the in links in `in_m` (each from where its reader stands), then
+  // the edge ingress ports.
+  void ingest_from(uint32_t in_m, TileId self, Cycle now, Scheduler& s);
+  [[gnu::always_inline]] inline void take_credits(uint32_t credit_m, Cycle now);
+  void feed_from_ingress(TileId self, Cycle now, Scheduler& s);
   // A wavelet from `from`, which the colour's current switch position does not receive from.
   void hold(size_t i, Dir from, uint32_t payload, uint8_t flags);
   void push(size_t i, uint32_t payload, uint8_t flags, TileId self, Cycle now, Scheduler& s) {
@@ -202,6 +207,11 @@ class alignas(64) Router {
     if (l.ext >= 0 && l.count == l.cap) overflow(l);
     if (l.push(payload, flags)) add_head(i, self, now, s);
   }
+  // forward() beyond its unicast fast path: every wanted output arbitrated, finished heads popped,
+  // then sleep_or_wake(). Out of line, so the fast path keeps its state in registers.
+  [[gnu::noinline]] void forward_general(TileId self, Cycle now, Scheduler& s);
+  // The fast path's lane has a next head for another route (or a special one).
+  [[gnu::noinline]] void next_head(size_t i, TileId self, Cycle now, Scheduler& s);
   // After forward(): wake next cycle if some head can go then, else sleep (the blocked state).
   void sleep_or_wake(TileId self, Cycle now, Scheduler& s);
   // The head has left (or was filtered away): pop it, return its credit, apply its switch effect.
@@ -209,9 +219,10 @@ class alignas(64) Router {
   void return_credit(const Lane& lane, Dir from, TileId self, Cycle now, Scheduler& s) {
     if (Link* up = in_port[size_t(from)].link) {
       up->credits.push({now + 1, lane.colour});
-      s.schedule(up->src, now + 1);
+      if (up->same_worker) s.wake_next(up->src);
+      else s.schedule(up->src, now + 1);
     } else {
-      s.schedule(self, now + 1);  // the ingress port feeding this lane may push again
+      s.wake_next(self);  // the ingress port feeding this lane may push again
     }
   }
   void apply_switch(Lane& lane, LaneExt& e, SwitchCommand cmd, TileId self, Cycle now, Scheduler& s);

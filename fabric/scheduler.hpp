@@ -41,6 +41,7 @@ class Scheduler {
       near_store_[k].assign(summary_words_ + words_, 0);
       near_[k] = near_store_[k].data() + summary_words_;
     }
+    next_ = near_[1];
   }
   Scheduler(const Scheduler&) = delete;  // near_ points into near_store_
   Scheduler& operator=(const Scheduler&) = delete;
@@ -53,7 +54,7 @@ class Scheduler {
 
   Cycle now() const { return now_; }
   // Before the first cycle of a run that does not start at 0.
-  void start_at(Cycle c) { now_ = c; }
+  void start_at(Cycle c) { now_ = c, next_ = near_[(c + 1) % kNear]; }
 
   // Wakes tile t at cycle c >= now (c > now while the cycle's tiles are being stepped: every
   // latency is at least one cycle).
@@ -64,6 +65,9 @@ class Scheduler {
     }
     schedule_elsewhere(t, c);
   }
+  // Wakes tile t, which this worker steps, at the next cycle: the commonest wake (a router that
+  // can go on; a credit, or a hop of latency one, to a tile of this worker) without the tests.
+  void wake_next(TileId t) { mark(next_, t); }
 
   // A cycle in three parts. begin_cycle(now) brings the cycle's wakes from the wheel and the
   // heap into its bitmap; take_mail() adds the wakes other workers posted during the cycle
@@ -77,6 +81,7 @@ class Scheduler {
   // begin_cycle(), before the barrier, then take_mail() and the rest after it.
   void begin_cycle(Cycle now) {
     now_ = now;
+    next_ = near_[(now + 1) % kNear];
     remote_ = kNever;
     while (!far_.empty() && far_.top().first - now_ < kWheel) {
       auto [c, t] = far_.top();
@@ -185,6 +190,7 @@ class Scheduler {
   size_t words_, summary_words_;
   std::vector<uint64_t> near_store_[kNear];  // summary words, then the bits
   uint64_t* near_[kNear] = {};               // into near_store_: the bits of cycle c at [c % kNear]
+  uint64_t* next_ = nullptr;                 // near_[(now_ + 1) % kNear]
   std::vector<Cycle> last_far_;  // the last cycle beyond the bitmaps each tile was woken for
   std::vector<std::vector<TileId>> wheel_;
   std::priority_queue<Far, std::vector<Far>, std::greater<Far>> far_;
