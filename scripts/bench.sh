@@ -26,6 +26,7 @@ trap 'rm -f "$tmp"' EXIT
     echo '```'
   done
 } > "$tmp"
+chmod 644 "$tmp"  # mktemp makes it 0600; the file is for everyone to read
 mv "$tmp" "$out"
 trap - EXIT
 echo "bench: wrote $out"
