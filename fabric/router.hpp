@@ -198,7 +198,12 @@ class alignas(64) Router {
   // ingest()'s general loop over the in links in `in_m` (each from where its reader stands), then
   // the edge ingress ports.
   void ingest_from(uint32_t in_m, TileId self, Cycle now, Scheduler& s);
+  // The credits returned on the out links in `credit_m` and visible by now, into the lanes'
+  // counts. Always inlined: ingest() then calls nothing on its common path.
   [[gnu::always_inline]] inline void take_credits(uint32_t credit_m, Cycle now);
+  // Each edge ingress port at this router hands its next wavelet to its lane when the port's
+  // rate allows and the lane has room and receives from that side; the port is woken again for
+  // its next one.
   void feed_from_ingress(TileId self, Cycle now, Scheduler& s);
   // A wavelet from `from`, which the colour's current switch position does not receive from.
   void hold(size_t i, Dir from, uint32_t payload, uint8_t flags);
