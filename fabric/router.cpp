@@ -56,6 +56,33 @@ inline void Router::take_credits(uint32_t credit_m, Cycle now) {
   }
 }
 
+// Each queue's tail is read once: what a producer of another worker pushes meanwhile is for a
+// later cycle (and that link is polled), and this worker's producers are not running. The read
+// position is kept in a local, so the calls `take` makes (a hold, a special head) do not make the
+// compiler store and reload it.
+template <class Take>
+[[gnu::always_inline]] inline bool Router::take_arrived(int d, Cycle now, Take&& take) {
+  Link* l = in_port[size_t(d)].link;
+  LinkQueue<Flit>::Reader& r = in_port[size_t(d)].flits;
+  const Flit* const ring = r.ring;
+  const uint32_t mask = r.mask, first = r.head, tail = l->flits.tail();
+  uint32_t head = first;
+  bool all = true;
+  for (; head != tail; ++head) {
+    const Flit& f = ring[head & mask];
+    if (f.arrival > now) {
+      noted_in |= uint8_t(1u << d);
+      break;
+    }
+    if (!take(f)) {
+      all = false;
+      break;
+    }
+  }
+  if (head != first) r.head = head, l->flits.pop_to(r);
+  return all;
+}
+
 void Router::ingest(TileId self, Cycle now, Scheduler& s) {
   // Only the links that may hold something: those polled, and those noted since the last step
   // (a link keeps its note while it holds what is not visible yet).
@@ -69,59 +96,33 @@ void Router::ingest(TileId self, Cycle now, Scheduler& s) {
   // goes on from the same entry.
   for (; in_m; in_m &= in_m - 1) {
     const int d = std::countr_zero(in_m);
-    Link* l = in_port[size_t(d)].link;
-    LinkQueue<Flit>::Reader& r = in_port[size_t(d)].flits;
-    const Flit* const ring = r.ring;
-    const uint32_t mask = r.mask, first = r.head, tail = l->flits.tail();
-    uint32_t head = first;
-    for (; head != tail; ++head) {
-      const Flit& f = ring[head & mask];
-      if (f.arrival > now) {
-        noted_in |= uint8_t(1u << d);
-        break;
-      }
+    const bool all = take_arrived(d, now, [&](const Flit& f) {
       const auto i = size_t(lane_of[f.colour]);
       Lane& lane = lanes[i];
-      if (lane.rx != Dir(d) || lane.ext >= 0 || f.flags) [[unlikely]] {
-        r.head = head;
-        return ingest_from(in_m, self, now, s);
-      }
+      if (lane.rx != Dir(d) || lane.ext >= 0 || f.flags) [[unlikely]] return false;
       if (lane.push(f.payload)) {  // a new head, plain: it goes where the route sends it
         sleep_ |= kWoken;
         lane.pending = lane.tx;
         want(lane.tx, i);
       }
-    }
-    if (head != first) r.head = head, l->flits.pop_to(r);
+      return true;
+    });
+    if (!all) [[unlikely]] return ingest_from(in_m, self, now, s);
   }
   if (has_ingress) feed_from_ingress(self, now, s);
 }
 
 void Router::ingest_from(uint32_t in_m, TileId self, Cycle now, Scheduler& s) {
-  // Each queue's tail is read once: what a producer of another worker pushes meanwhile is for a
-  // later cycle (and that link is polled), and this worker's producers are not running. The
-  // read position is kept in a local, so the calls on the way (a hold, a special head) do not
-  // make the compiler store and reload it.
   for (uint32_t m = in_m; m; m &= m - 1) {
     const int d = std::countr_zero(m);
-    Link* l = in_port[size_t(d)].link;
-    LinkQueue<Flit>::Reader& r = in_port[size_t(d)].flits;
-    const Flit* const ring = r.ring;
-    const uint32_t mask = r.mask, first = r.head, tail = l->flits.tail();
-    uint32_t head = first;
-    for (; head != tail; ++head) {
-      const Flit& f = ring[head & mask];
-      if (f.arrival > now) {
-        noted_in |= uint8_t(1u << d);
-        break;
-      }
+    take_arrived(d, now, [&](const Flit& f) {
       const auto i = size_t(lane_of[f.colour]);
       // A colour whose switch receives from elsewhere now keeps the wavelet waiting (its sender
       // runs out of credits): backpressure orders the senders as the switches expect.
       if (lanes[i].rx != Dir(d)) hold(i, Dir(d), f.payload, f.flags);
       else push(i, f.payload, f.flags, self, now, s);
-    }
-    if (head != first) r.head = head, l->flits.pop_to(r);
+      return true;
+    });
   }
   if (has_ingress) feed_from_ingress(self, now, s);
 }
