@@ -29,6 +29,11 @@ struct alignas(64) Lane {
   int8_t ext = -1;       // index of this lane's switch / filter state in Router::ext, -1 = a plain lane
   uint8_t credits[kDirs] = {};
   uint8_t ring = kSlots; // slots in use as the ring: cap for a plain lane, kSlots for one with ext
+  // 1 + the output this plain lane sends to alone: its route's only tx, a link that returns
+  // credits, which no other lane of the router may use (Mesh::assign_notes); 0 otherwise. No
+  // arbitration can then keep an arriving wavelet from it, so Router::ingest() may send the
+  // wavelet on at once when the lane is empty and holds a credit (a pass-through).
+  uint8_t sole_out = 0;
   uint32_t control = 0;  // per slot: a control wavelet
   uint32_t advance = 0;  // per slot: advance this router's switch when the wavelet has left
   LaneCounters counters;

@@ -1,5 +1,8 @@
 #include "fabric/mesh.hpp"
 
+#include <array>
+#include <bit>
+
 #include "core/errors.hpp"
 
 namespace wse {
@@ -292,6 +295,20 @@ void Mesh::assign_notes(const Partition& partition) {
     if (l.kind != LinkKind::RampUp) {
       if (local) l.credits.set_note(&src.noted_credits, bit(l.dir));
       else src.poll_credits |= bit(l.dir);
+    }
+  }
+  // The plain lanes that send to an output alone (Lane::sole_out): their route's only tx is a
+  // link that returns credits, and no other lane's route (in any switch position) names it.
+  for (auto& r : routers_) {
+    if (!r) continue;
+    std::array<uint8_t, kDirs> users{};
+    for (const Lane& lane : r->lanes)
+      for (uint32_t m = r->tx_union(lane); m; m &= m - 1) ++users[size_t(std::countr_zero(m))];
+    for (Lane& lane : r->lanes) {
+      lane.sole_out = 0;
+      if (lane.ext >= 0 || !std::has_single_bit(unsigned(lane.tx))) continue;
+      const int d = std::countr_zero(unsigned(lane.tx));
+      if ((r->credit_links & bit(Dir(d))) && users[size_t(d)] == 1) lane.sole_out = uint8_t(d + 1);
     }
   }
   // Whatever a queue still holds from an earlier run is read at the next step, from where its

@@ -74,7 +74,7 @@ template <class Take>
       noted_in |= uint8_t(1u << d);
       break;
     }
-    if (!take(f)) {
+    if (!take(f, head + 1 == tail || ring[(head + 1) & mask].arrival > now)) {
       all = false;
       break;
     }
@@ -96,10 +96,21 @@ void Router::ingest(TileId self, Cycle now, Scheduler& s) {
   // goes on from the same entry.
   for (; in_m; in_m &= in_m - 1) {
     const int d = std::countr_zero(in_m);
-    const bool all = take_arrived(d, now, [&](const Flit& f) {
+    const bool all = take_arrived(d, now, [&](const Flit& f, bool last) {
       const auto i = size_t(lane_of[f.colour]);
       Lane& lane = lanes[i];
       if (lane.rx != Dir(d) || lane.ext >= 0 || f.flags) [[unlikely]] return false;
+      // A pass-through: the lane is empty and alone on its output, which it has a credit for, so
+      // forward() would send this wavelet on this cycle whatever else arrives; it is sent now
+      // instead, and never joins the lane. Only the last wavelet arrived on the link: one before
+      // it (after a pause between runs) would still be in the lane, and one link carries one
+      // wavelet a cycle.
+      if (lane.count == 0 && lane.sole_out && last && lane.credits[lane.sole_out - 1]) {
+        send(lane, i, lane.sole_out - 1, f.payload, 0, now, s);
+        ++lane.counters.wavelets;
+        return_credit(lane, Dir(d), self, now, s);
+        return true;
+      }
       if (lane.push(f.payload)) {  // a new head, plain: it goes where the route sends it
         sleep_ |= kWoken;
         lane.pending = lane.tx;
@@ -115,7 +126,7 @@ void Router::ingest(TileId self, Cycle now, Scheduler& s) {
 void Router::ingest_from(uint32_t in_m, TileId self, Cycle now, Scheduler& s) {
   for (uint32_t m = in_m; m; m &= m - 1) {
     const int d = std::countr_zero(m);
-    take_arrived(d, now, [&](const Flit& f) {
+    take_arrived(d, now, [&](const Flit& f, bool) {
       const auto i = size_t(lane_of[f.colour]);
       // A colour whose switch receives from elsewhere now keeps the wavelet waiting (its sender
       // runs out of credits): backpressure orders the senders as the switches expect.
@@ -235,15 +246,7 @@ void Router::forward(TileId self, Cycle now, Scheduler& s) {
       const auto i = size_t(std::countr_zero(cand));
       Lane& lane = lanes[i];
       if (lane.ext < 0 && lane.credits[d] && lane.pending == out && !lane.front_control()) {
-        Link* link = out_port[size_t(d)].link;
-        rr[size_t(d)] = uint8_t(i);
-        const Cycle arrival = now + link->latency;
-        link->flits.push({arrival, lane.front(), lane.colour, 0});
-        --lane.credits[d];
-        if (link->dst_next) s.wake_next(link->dst);
-        else s.schedule(link->dst, arrival);
-        ++link->counters.wavelets;
-        ++link->counters.busy_cycles;
+        send(lane, i, d, lane.front(), 0, now, s);
         ++lane.counters.wavelets;
         const bool more = lane.pop();
         return_credit(lane, lane.rx, self, now, s);
@@ -294,20 +297,16 @@ void Router::forward_general(TileId self, Cycle now, Scheduler& s) {
     const uint32_t after = ok & ~((2u << rr[size_t(d)]) - 1u);
     const int chosen = std::countr_zero(after ? after : ok);
     Lane& lane = lanes[size_t(chosen)];
-    rr[size_t(d)] = uint8_t(chosen);
-    const Cycle arrival = now + link->latency;
     // The control bit travels on; .advance_switch is this router's business only.
     const uint8_t flags = lane.front_control() ? kControl : 0;
     if (link->egress) {
-      link->egress->accept(arrival, Wavelet{lane.front(), lane.colour, flags});
+      rr[size_t(d)] = uint8_t(chosen);
+      link->egress->accept(now + link->latency, Wavelet{lane.front(), lane.colour, flags});
+      ++link->counters.wavelets;
+      ++link->counters.busy_cycles;
     } else {
-      link->flits.push({arrival, lane.front(), lane.colour, flags});
-      --lane.credits[d];
-      if (link->dst_next) s.wake_next(link->dst);
-      else s.schedule(link->dst, arrival);
+      send(lane, size_t(chosen), d, lane.front(), flags, now, s);
     }
-    ++link->counters.wavelets;
-    ++link->counters.busy_cycles;
     if (!(want_[size_t(d)] &= ~(1u << chosen))) wanted_ &= uint8_t(~(1u << d));
     lane.pending &= uint8_t(~bit(Dir(d)));
     if (!lane.pending) finished |= 1u << chosen;

@@ -198,9 +198,10 @@ class alignas(64) Router {
   // ingest()'s general loop over the in links in `in_m` (each from where its reader stands), then
   // the edge ingress ports.
   void ingest_from(uint32_t in_m, TileId self, Cycle now, Scheduler& s);
-  // Hands each wavelet of in link d that has arrived by now to `take`, in order, until `take`
-  // returns false (that wavelet stays, and so does the rest); pops what was taken and notes the
-  // link if it holds what is not visible yet. Returns whether `take` took every arrived one.
+  // Hands each wavelet of in link d that has arrived by now to `take`, in order, with whether it
+  // is the last one arrived, until `take` returns false (that wavelet stays, and so does the
+  // rest); pops what was taken and notes the link if it holds what is not visible yet. Returns
+  // whether `take` took every arrived one.
   template <class Take>
   [[gnu::always_inline]] inline bool take_arrived(int d, Cycle now, Take&& take);
   // The credits returned on the out links in `credit_m` and visible by now, into the lanes'
@@ -226,6 +227,20 @@ class alignas(64) Router {
   void sleep_or_wake(TileId self, Cycle now, Scheduler& s);
   // The head has left (or was filtered away): pop it, return its credit, apply its switch effect.
   void finish_head(size_t i, TileId self, Cycle now, Scheduler& s);
+  // A wavelet of lane i leaves on output d, a link that returns credits: onto the link, one
+  // credit toward d spent, the far end woken for its arrival, counted. (Its lane's own count
+  // and the credit upstream are the caller's.)
+  void send(Lane& lane, size_t i, int d, uint32_t payload, uint8_t flags, Cycle now, Scheduler& s) {
+    Link* link = out_port[size_t(d)].link;
+    rr[size_t(d)] = uint8_t(i);
+    const Cycle arrival = now + link->latency;
+    link->flits.push({arrival, payload, lane.colour, flags});
+    --lane.credits[d];
+    if (link->dst_next) s.wake_next(link->dst);
+    else s.schedule(link->dst, arrival);
+    ++link->counters.wavelets;
+    ++link->counters.busy_cycles;
+  }
   void return_credit(const Lane& lane, Dir from, TileId self, Cycle now, Scheduler& s) {
     if (Link* up = in_port[size_t(from)].link) {
       up->credits.push({now + 1, lane.colour});
