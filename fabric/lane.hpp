@@ -34,6 +34,10 @@ struct alignas(64) Lane {
   // arbitration can then keep an arriving wavelet from it, so Router::ingest() may send the
   // wavelet on at once when the lane is empty and holds a credit (a pass-through).
   uint8_t sole_out = 0;
+  // A plain lane whose upstream router is stepped before this one in every cycle (Link::
+  // credit_into): the credit count toward us of that router's lane, which a credit returned by
+  // this lane goes straight into instead of through the link's queue.
+  uint8_t* credit_back = nullptr;
   uint32_t control = 0;  // per slot: a control wavelet
   uint32_t advance = 0;  // per slot: advance this router's switch when the wavelet has left
   LaneCounters counters;

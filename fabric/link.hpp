@@ -10,6 +10,7 @@
 namespace wse {
 
 class EgressPort;
+class Router;
 
 struct LinkCounters {
   uint64_t wavelets = 0;             // wavelets that entered the link
@@ -35,6 +36,11 @@ struct alignas(64) Link {
   // wavelet's too.
   bool same_worker = false, dst_next = false;
   LinkCounters counters;      // written only by the src side
+  // Set per run by Mesh::assign_notes for a hop whose src router is stepped before its dst in
+  // every cycle (one worker, and an earlier place in its order): dst returns credits straight
+  // into src's lanes (Lane::credit_back) instead of through `credits`. src has stepped this
+  // cycle already, so it sees such a credit from the next cycle on, as it would from the queue.
+  Router* credit_into = nullptr;
 };
 
 }  // namespace wse

@@ -275,10 +275,18 @@ void Mesh::build_links(const Partition& partition) {
 void Mesh::assign_notes(const Partition& partition) {
   for (auto& r : routers_)
     if (r) r->poll_in = r->poll_credits = 0;
+  // The order in which a worker steps its tiles within a cycle: its inner tiles (no link to
+  // another worker's tile) may be stepped first, ahead of the barrier (CycleEngine's run-ahead),
+  // then its band-edge tiles; each group in tile order. A hop's dst returns credits straight
+  // into its src's lanes when src comes first in both orders.
+  std::vector<uint8_t> at_edge(shape_.tiles(), 0);
+  for (const Link& l : links_)
+    if (partition.owner[l.src] != partition.owner[l.dst]) at_edge[l.src] = at_edge[l.dst] = 1;
   for (Link& l : links_) {
     l.flits.set_note(nullptr, 0);
     l.credits.set_note(nullptr, 0);
     l.same_worker = l.dst_next = false;
+    l.credit_into = nullptr;
     if (l.kind == LinkKind::Egress) continue;
     Router& src = *routers_[l.src];
     Router& dst = *routers_[l.dst];
@@ -287,6 +295,7 @@ void Mesh::assign_notes(const Partition& partition) {
     // stepped by one worker; a hop's two routers only when the partition says so.
     const bool local = l.kind != LinkKind::Hop || partition.owner[l.src] == partition.owner[l.dst];
     l.same_worker = local, l.dst_next = local && l.latency == 1;
+    if (l.kind == LinkKind::Hop && local && l.src < l.dst && at_edge[l.src] <= at_edge[l.dst]) l.credit_into = &src;
     if (l.kind != LinkKind::RampDown) {
       const uint8_t b = bit(l.kind == LinkKind::Hop ? opposite(l.dir) : Dir::Ramp);
       if (local) l.flits.set_note(&dst.noted_in, b);
@@ -309,6 +318,13 @@ void Mesh::assign_notes(const Partition& partition) {
       if (lane.ext >= 0 || !std::has_single_bit(unsigned(lane.tx))) continue;
       const int d = std::countr_zero(unsigned(lane.tx));
       if ((r->credit_links & bit(Dir(d))) && users[size_t(d)] == 1) lane.sole_out = uint8_t(d + 1);
+    }
+    // Where a plain lane's credits go straight back to (Lane::credit_back).
+    for (Lane& lane : r->lanes) {
+      lane.credit_back = nullptr;
+      const Link* up = r->in_link(lane.rx);
+      if (lane.ext >= 0 || !up || !up->credit_into) continue;
+      if (Lane* sender = up->credit_into->lane(lane.colour)) lane.credit_back = &sender->credits[size_t(up->dir)];
     }
   }
   // Whatever a queue still holds from an earlier run is read at the next step, from where its

@@ -243,6 +243,11 @@ class alignas(64) Router {
   }
   void return_credit(const Lane& lane, Dir from, TileId self, Cycle now, Scheduler& s) {
     if (Link* up = in_port[size_t(from)].link) {
+      if (lane.credit_back) {
+        ++*lane.credit_back;
+        up->credit_into->sleep_ &= uint8_t(~kAsleep);  // its forward() must look again (as a credit taken in ingest() makes it)
+        return s.wake_next(up->src);
+      }
       up->credits.push({now + 1, lane.colour});
       if (up->same_worker) s.wake_next(up->src);
       else s.schedule(up->src, now + 1);

@@ -117,6 +117,67 @@ TEST(Determinism, StepsTakenAheadOfTheBarrierChangeNoArrival) {
   }
 }
 
+// A hop's dst returns credits straight into its src's lane (Link::credit_into) instead of through
+// the link's queue only when src is stepped before dst in every cycle, so that src, having
+// stepped, sees the credit from the next cycle on as it would from the queue. The order a worker
+// steps a cycle's tiles in (fabric/cycle_engine.hpp): with run-ahead, its inner tiles (no link to
+// another worker's tile) first, then its band-edge tiles, each in tile order; without, tile
+// order. Checked on flows in all four directions, for row bands, several bands per worker and
+// column bands: every hop that takes the shortcut is ordered so in both, and every hop that is
+// takes it.
+TEST(Determinism, CreditsGoStraightBackOnlyToARouterSteppedEarlierInEveryCycle) {
+  struct Case {
+    MeshShape shape;
+    unsigned workers, bands;
+  };
+  for (const Case& c : {Case{{12, 12}, 1, 16}, Case{{12, 12}, 2, 1}, Case{{12, 12}, 3, 16}, Case{{16, 40}, 3, 4},
+                        Case{{40, 2}, 4, 16}}) {
+    const uint32_t w = c.shape.width, h = c.shape.height;
+    Mesh m(test::spec(1), c.shape);
+    // Rows alternate west->east (colour 0) and east->west (1); columns north->south (2) and
+    // south->north (3), each from an ingress port to an egress port.
+    for (uint32_t y = 0; y < h; ++y) {
+      const bool east = y % 2 == 0;
+      const Colour col = east ? 0 : 1;
+      for (uint32_t x = 0; x < w; ++x) m.set_route({x, y}, col, east ? Route::make(Dir::West, {Dir::East}) : Route::make(Dir::East, {Dir::West}));
+      m.add_ingress({east ? 0 : w - 1, y}, east ? Dir::West : Dir::East).enqueue(Wavelet{y, col});
+      m.add_egress({east ? w - 1 : 0, y}, east ? Dir::East : Dir::West);
+    }
+    for (uint32_t x = 0; x < w; ++x) {
+      const bool south = x % 2 == 0;
+      const Colour col = south ? 2 : 3;
+      for (uint32_t y = 0; y < h; ++y) m.set_route({x, y}, col, south ? Route::make(Dir::North, {Dir::South}) : Route::make(Dir::South, {Dir::North}));
+      m.add_ingress({x, south ? 0 : h - 1}, south ? Dir::North : Dir::South).enqueue(Wavelet{x, col});
+      m.add_egress({x, south ? h - 1 : 0}, south ? Dir::South : Dir::North);
+    }
+    const Partition p = Partition::make(c.shape, c.workers, c.bands);
+    m.finalize(p);
+    std::vector<bool> at_edge(c.shape.tiles(), false);
+    for (const Link& l : m.links())
+      if (l.kind == LinkKind::Hop && p.owner[l.src] != p.owner[l.dst]) at_edge[l.src] = at_edge[l.dst] = true;
+    size_t hops = 0, straight = 0;
+    for (const Link& l : m.links()) {
+      if (l.kind != LinkKind::Hop) continue;
+      ++hops;
+      const bool one_worker = p.owner[l.src] == p.owner[l.dst];
+      const bool earlier_in_tile_order = l.src < l.dst;
+      const bool earlier_with_run_ahead = at_edge[l.src] == at_edge[l.dst] ? l.src < l.dst : at_edge[l.dst];
+      const bool ordered = one_worker && earlier_in_tile_order && earlier_with_run_ahead;
+      EXPECT_EQ(l.credit_into != nullptr, ordered)
+          << c.workers << " workers, hop " << to_string(c.shape.coord(l.src)) << " -> " << to_string(c.shape.coord(l.dst));
+      if (!l.credit_into) continue;
+      ++straight;
+      EXPECT_EQ(l.credit_into, m.router(l.src));
+      // The lane at dst that receives over this hop points at its sender's credit count toward it.
+      const Router& dst = *m.router(l.dst);
+      for (const Lane& lane : dst.lanes)
+        if (lane.rx == opposite(l.dir)) EXPECT_EQ(lane.credit_back, &m.router(l.src)->lane(lane.colour)->credits[size_t(l.dir)]);
+    }
+    EXPECT_GT(straight, hops / 4) << c.workers << " workers";  // most same-worker hops east or south take it
+    if (c.workers == 1) EXPECT_EQ(straight, hops / 2);          // one worker: exactly the hops east and south
+  }
+}
+
 // Scheduler::step_due with a bitmap steps only the due tiles in it, in tile order, and leaves
 // the others due for the rest of the cycle (across bitmap words and summary words).
 TEST(Scheduler, SteppingSomeOfACyclesTilesLeavesTheRestDue) {
