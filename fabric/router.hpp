@@ -1,7 +1,9 @@
 #pragma once
 // The router of one tile: a lane per routed colour, links to its neighbours and its PE, and the
 // per-output round-robin arbiter. Stepped in two halves each cycle: ingest() takes in what has
-// arrived by now, forward() moves at most one wavelet onto each output link.
+// arrived by now, forward() moves at most one wavelet onto each output link. (A wavelet that no
+// arbitration can hold back, reaching an empty lane alone on its output, goes on from ingest()
+// without entering the lane: a pass-through, Lane::sole_out.)
 //
 // A colour may also carry switch positions and a counter filter (fabric/colour_switch.hpp);
 // those lanes keep their extra state in `ext`, so plain lanes pay nothing for them.
@@ -131,8 +133,8 @@ class alignas(64) Router {
 
   // One cycle in three calls, inline so a tile woken for its PE alone pays a few tests:
   // begin_step() counts the cycles slept through since the last step; ingest() (only when a link
-  // may hold something or a port feeds the router) moves arrived wavelets into lanes, returned
-  // credits into lane credit counts, and lets edge ingress ports feed their lanes; forward()
+  // may hold something or a port feeds the router) moves arrived wavelets into lanes (or, a
+  // pass-through, on to their output at once), returned credits into lane credit counts, and lets edge ingress ports feed their lanes; forward()
   // (only when some head waits to leave) arbitrates each output and forwards, pops heads whose
   // every tx copy has left, and sleeps a router whose lanes can only wait for credits until a
   // credit wakes it.
