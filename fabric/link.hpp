@@ -5,28 +5,30 @@
 
 #include "fabric/geometry.hpp"
 #include "fabric/link_queue.hpp"
+#include "fabric/scheduler.hpp"
 #include "fabric/wavelet.hpp"
 
 namespace wse {
 
-class EgressPort;
 class Router;
 
 struct LinkCounters {
   uint64_t wavelets = 0;             // wavelets that entered the link
-  uint64_t busy_cycles = 0;          // cycles in which the link carried a wavelet
   uint64_t backpressure_cycles = 0;  // cycles a wavelet waited for this link with no credit
+  // Cycles in which the link carried a wavelet: a link takes one wavelet a cycle and each holds
+  // it for one cycle, so these are its wavelets (not a second counter on every hop).
+  uint64_t busy_cycles() const { return wavelets; }
 };
 
 enum class LinkKind : uint8_t { Hop, RampDown, RampUp, Egress };
 
 // Two cache lines, aligned: the two queues' indices in the first, what a sender reads (latency,
-// ends, egress) and its counters in the second.
+// ends, where to wake dst) and its counters in the second. (An egress link's port is its
+// router's, Router::egress, so the line has room.)
 struct alignas(64) Link {
   // The queues first: they are what a router's step touches.
   LinkQueue<Flit> flits;      // src -> dst
   LinkQueue<Credit> credits;  // dst -> src
-  EgressPort* egress = nullptr;
   TileId src = 0, dst = 0;  // dst == src for RAMP links; unused for egress
   Dir dir = Dir::East;      // direction of travel as seen from src
   LinkKind kind = LinkKind::Hop;
@@ -41,6 +43,9 @@ struct alignas(64) Link {
   // into src's lanes (Lane::credit_back) instead of through `credits`. src has stepped this
   // cycle already, so it sees such a credit from the next cycle on, as it would from the queue.
   Router* credit_into = nullptr;
+  // Where a wake of dst lands in a scheduler's bitmaps, worked out once (Mesh::build_links): the
+  // wake of every wavelet sent needs no shifts.
+  Scheduler::Place dst_place;
 };
 
 }  // namespace wse

@@ -161,6 +161,7 @@ void Mesh::build_links(const Partition& partition) {
     r->out_port.fill({});
     r->in_port.fill({});
     r->ingress.fill(nullptr);
+    r->egress.fill(nullptr);
     r->rr.fill(0);
     r->reset_step_state();
     r->in_links = r->credit_links = 0;
@@ -234,10 +235,11 @@ void Mesh::build_links(const Partition& partition) {
       } else {
         l.kind = LinkKind::Egress, l.dst = t, l.latency = uint8_t(hop);
         for (EgressPort& p : egress_)
-          if (p.tile() == c && p.side() == Dir(d)) l.egress = &p;
+          if (p.tile() == c && p.side() == Dir(d)) r->egress[size_t(d)] = &p;
         downstream_cap = 0;
       }
-      if (!l.egress) {
+      l.dst_place = Scheduler::place_of(l.dst);
+      if (l.kind != LinkKind::Egress) {
         // A switching colour at the far end may hold wavelets on the link until its rx turns.
         bool holds = false;
         for (const Lane& lane : routers_[l.dst]->lanes) holds |= lane.ext >= 0 && routers_[l.dst]->ext[size_t(lane.ext)].has_switch;
@@ -249,6 +251,7 @@ void Mesh::build_links(const Partition& partition) {
     if (used_rx & bit(Dir::Ramp)) {  // the PE sends onto this router
       Link& l = links_.emplace_back();
       l.kind = LinkKind::RampUp, l.src = l.dst = t, l.dir = Dir::Ramp, l.latency = uint8_t(ramp);
+      l.dst_place = Scheduler::place_of(t);
       uint32_t credits = 1;
       for (const Lane& lane : r->lanes)
         if (r->rx_union(lane) & bit(Dir::Ramp)) credits += lane.cap;
@@ -266,7 +269,7 @@ void Mesh::build_links(const Partition& partition) {
     if (!r) continue;
     for (int d = 0; d < kDirs; ++d) {
       if (r->in_link(Dir(d))) r->in_links |= bit(Dir(d));
-      if (const Link* o = r->out_link(Dir(d)); o && !o->egress) r->credit_links |= bit(Dir(d));
+      if (const Link* o = r->out_link(Dir(d)); o && o->kind != LinkKind::Egress) r->credit_links |= bit(Dir(d));
     }
   }
   assign_notes(partition);
@@ -334,7 +337,7 @@ void Mesh::assign_notes(const Partition& partition) {
     r->noted_in = r->in_links, r->noted_credits = r->credit_links;
     for (Router::InPort& p : r->in_port) p.flits = p.link ? p.link->flits.reader() : LinkQueue<Flit>::Reader{};
     for (Router::OutPort& p : r->out_port)
-      p.credits = p.link && !p.link->egress ? p.link->credits.reader() : LinkQueue<Credit>::Reader{};
+      p.credits = p.link && p.link->kind != LinkKind::Egress ? p.link->credits.reader() : LinkQueue<Credit>::Reader{};
   }
 }
 

@@ -74,7 +74,7 @@ template <class Take>
       noted_in |= uint8_t(1u << d);
       break;
     }
-    if (!take(f, head + 1 == tail || ring[(head + 1) & mask].arrival > now)) {
+    if (!take(f)) {
       all = false;
       break;
     }
@@ -96,16 +96,17 @@ void Router::ingest(TileId self, Cycle now, Scheduler& s) {
   // goes on from the same entry.
   for (; in_m; in_m &= in_m - 1) {
     const int d = std::countr_zero(in_m);
-    const bool all = take_arrived(d, now, [&](const Flit& f, bool last) {
+    const bool all = take_arrived(d, now, [&](const Flit& f) {
       const auto i = size_t(lane_of[f.colour]);
       Lane& lane = lanes[i];
       if (lane.rx != Dir(d) || lane.ext >= 0 || f.flags) [[unlikely]] return false;
       // A pass-through: the lane is empty and alone on its output, which it has a credit for, so
       // forward() would send this wavelet on this cycle whatever else arrives; it is sent now
-      // instead, and never joins the lane. Only the last wavelet arrived on the link: one before
-      // it (after a pause between runs) would still be in the lane, and one link carries one
-      // wavelet a cycle.
-      if (lane.count == 0 && lane.sole_out && last && lane.credits[lane.sole_out - 1]) {
+      // instead, and never joins the lane. Only a wavelet that arrives this very cycle: a link
+      // carries one a cycle, so it is the last one taken from the link, and any before it (after
+      // a pause between runs) is in the lane already. (A first one would not do: forward() would
+      // send the next one, in the lane, on the same output in the same cycle.)
+      if (lane.count == 0 && lane.sole_out && f.arrival == now && lane.credits[lane.sole_out - 1]) {
         send(lane, i, lane.sole_out - 1, f.payload, 0, now, s);
         ++lane.counters.wavelets;
         return_credit(lane, Dir(d), self, now, s);
@@ -126,7 +127,7 @@ void Router::ingest(TileId self, Cycle now, Scheduler& s) {
 void Router::ingest_from(uint32_t in_m, TileId self, Cycle now, Scheduler& s) {
   for (uint32_t m = in_m; m; m &= m - 1) {
     const int d = std::countr_zero(m);
-    take_arrived(d, now, [&](const Flit& f, bool) {
+    take_arrived(d, now, [&](const Flit& f) {
       const auto i = size_t(lane_of[f.colour]);
       // A colour whose switch receives from elsewhere now keeps the wavelet waiting (its sender
       // runs out of credits): backpressure orders the senders as the switches expect.
@@ -282,12 +283,9 @@ void Router::forward_general(TileId self, Cycle now, Scheduler& s) {
     const uint32_t cand = want_[size_t(d)];
     Link* link = out_port[size_t(d)].link;
     // The lanes that can send: a credit toward d each, or (an egress port) the port's next slot.
-    uint32_t ok;
-    if (credit_links & (1u << d)) {
-      ok = with_credit(cand, d);
-    } else {
-      ok = link->egress->can_accept(now) ? cand : 0;
-    }
+    // (An out link without credits is an egress link, on a mesh side.)
+    EgressPort* const port = credit_links & (1u << d) ? nullptr : egress[size_t(d)];
+    const uint32_t ok = port ? (port->can_accept(now) ? cand : 0) : with_credit(cand, d);
     waited |= cand & ~ok;
     if (!ok) {
       ++link->counters.backpressure_cycles;
@@ -299,11 +297,10 @@ void Router::forward_general(TileId self, Cycle now, Scheduler& s) {
     Lane& lane = lanes[size_t(chosen)];
     // The control bit travels on; .advance_switch is this router's business only.
     const uint8_t flags = lane.front_control() ? kControl : 0;
-    if (link->egress) {
+    if (port) {
       rr[size_t(d)] = uint8_t(chosen);
-      link->egress->accept(now + link->latency, Wavelet{lane.front(), lane.colour, flags});
+      port->accept(now + link->latency, Wavelet{lane.front(), lane.colour, flags});
       ++link->counters.wavelets;
-      ++link->counters.busy_cycles;
     } else {
       send(lane, size_t(chosen), d, lane.front(), flags, now, s);
     }
@@ -345,7 +342,7 @@ void Router::sleep_or_wake(TileId self, Cycle now, Scheduler& s) {
     if (credit_links & (1u << d)) {
       if (with_credit(cand, d)) return s.wake_next(self);
     } else {
-      const Cycle slot = out_port[size_t(d)].link->egress->next_slot();
+      const Cycle slot = egress[size_t(d)]->next_slot();
       if (slot <= now + 1) return s.wake_next(self);
       egress_slot = std::min(egress_slot, slot);
     }

@@ -102,6 +102,7 @@ class alignas(64) Router {
 
   std::vector<LaneExt> ext;
   std::array<IngressPort*, kMeshDirs> ingress{};
+  std::array<EgressPort*, kMeshDirs> egress{};  // the port behind each egress out link (never the RAMP)
   uint8_t in_links = 0;       // directions with an incoming link (set by Mesh::build_links)
   Coord where;                // for error messages
 
@@ -200,10 +201,9 @@ class alignas(64) Router {
   // ingest()'s general loop over the in links in `in_m` (each from where its reader stands), then
   // the edge ingress ports.
   void ingest_from(uint32_t in_m, TileId self, Cycle now, Scheduler& s);
-  // Hands each wavelet of in link d that has arrived by now to `take`, in order, with whether it
-  // is the last one arrived, until `take` returns false (that wavelet stays, and so does the
-  // rest); pops what was taken and notes the link if it holds what is not visible yet. Returns
-  // whether `take` took every arrived one.
+  // Hands each wavelet of in link d that has arrived by now to `take`, in order, until `take`
+  // returns false (that wavelet stays, and so does the rest); pops what was taken and notes the
+  // link if it holds what is not visible yet. Returns whether `take` took every arrived one.
   template <class Take>
   [[gnu::always_inline]] inline bool take_arrived(int d, Cycle now, Take&& take);
   // The credits returned on the out links in `credit_m` and visible by now, into the lanes'
@@ -238,10 +238,9 @@ class alignas(64) Router {
     const Cycle arrival = now + link->latency;
     link->flits.push({arrival, payload, lane.colour, flags});
     --lane.credits[d];
-    if (link->dst_next) s.wake_next(link->dst);
+    if (link->dst_next) s.wake_next(link->dst_place);
     else s.schedule(link->dst, arrival);
     ++link->counters.wavelets;
-    ++link->counters.busy_cycles;
   }
   void return_credit(const Lane& lane, Dir from, TileId self, Cycle now, Scheduler& s) {
     if (Link* up = in_port[size_t(from)].link) {

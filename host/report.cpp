@@ -32,7 +32,7 @@ FabricTotals totals(const Wafer& wafer, Cycle cycles) {
   for (const Link& l : wafer.mesh().links()) {
     if (l.kind == LinkKind::Hop) t.wavelet_hops += l.counters.wavelets;
     t.backpressure_cycles += l.counters.backpressure_cycles;
-    if (cycles) t.link_util_max = std::max(t.link_util_max, double(l.counters.busy_cycles) / double(cycles));
+    if (cycles) t.link_util_max = std::max(t.link_util_max, double(l.counters.busy_cycles()) / double(cycles));
   }
   return t;
 }
@@ -49,7 +49,7 @@ uint64_t checksum(const Wafer& wafer, const WaferRun& run, const std::vector<flo
   }
   for (const Link& l : wafer.mesh().links()) {
     f.u64(l.counters.wavelets);
-    f.u64(l.counters.busy_cycles);
+    f.u64(l.counters.busy_cycles());
     f.u64(l.counters.backpressure_cycles);
   }
   for (const EgressPort& p : wafer.mesh().egress_ports())

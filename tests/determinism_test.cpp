@@ -74,7 +74,7 @@ std::vector<EgressArrival> congested_run(unsigned threads, EngineResult* engine 
   if (engine) *engine = run.engine;
   if (link_counters)
     for (const Link& l : m.links())
-      link_counters->insert(link_counters->end(), {l.counters.wavelets, l.counters.busy_cycles, l.counters.backpressure_cycles});
+      link_counters->insert(link_counters->end(), {l.counters.wavelets, l.counters.busy_cycles(), l.counters.backpressure_cycles});
   std::vector<EgressArrival> all;
   for (const EgressPort& p : m.egress_ports()) all.insert(all.end(), p.received().begin(), p.received().end());
   return all;
