@@ -380,12 +380,6 @@ std::vector<std::string> Router::waiting_on() const {
   return out;
 }
 
-bool Router::holds_wavelets() const {
-  for (const Lane& l : lanes)
-    if (l.count) return true;
-  return false;
-}
-
 void Router::reset_switches() {
   for (Lane& l : lanes) {
     if (l.ext < 0) continue;

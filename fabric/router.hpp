@@ -161,7 +161,21 @@ class alignas(64) Router {
   }
   void ingest(TileId self, Cycle now, Scheduler& s);
   void forward(TileId self, Cycle now, Scheduler& s);
-  bool holds_wavelets() const;
+  // What a run stopped at its cycle limit left in this router, which the next run's agenda (empty
+  // at its start) must wake it for: `wake(c)` for each cycle it has to be stepped at, from `now`
+  // on: now for a wavelet in a lane, and the cycle each wavelet on an in link arrives or each
+  // credit on an out link becomes visible (the wakes their senders made went with that run).
+  template <class Wake>
+  void left_over(Cycle now, Wake&& wake) const {
+    for (const Lane& l : lanes)
+      if (l.count || (l.ext >= 0 && ext[size_t(l.ext)].held_count)) wake(now);
+    for (const InPort& p : in_port)
+      if (p.link)
+        for (auto r = p.flits; p.link->flits.holds(r); ++r.head) wake(std::max(now, r.at().arrival));
+    for (int d = 0; d < kDirs; ++d)
+      if (credit_links & (1u << d))
+        for (auto r = out_port[size_t(d)].credits; out_port[size_t(d)].link->credits.holds(r); ++r.head) wake(std::max(now, r.at().visible));
+  }
   // What this router's lanes hold and wait for, a line each (for a hang diagnosis).
   std::vector<std::string> waiting_on() const;
   // Counts the backpressure of the cycles slept through up to `end` (the end of the run).

@@ -97,5 +97,44 @@ TEST(FabricTiming, IngressBandwidthIsSharedEvenlyByActivePorts) {
   }
 }
 
+// A run that stops at its cycle limit leaves wavelets on links and in lanes; the next run, after a
+// pause, starts with an empty agenda. Its routers must still be woken for them (Router::left_over),
+// and a router that finds several wavelets of one link visible at once must still put one wavelet
+// a cycle on its output (the pass-through takes only one that arrives this very cycle).
+TEST(FabricTiming, ARunResumedAfterItsCycleLimitDeliversWhatWasInFlightOnePerCycle) {
+  const uint32_t w = 5, latency = 3;
+  for (uint32_t n : {3u, 40u}) {       // 3: the port is drained before the stop; 40: it is not
+    for (Cycle stop : {4u, 7u, 11u}) {
+      Row row(w, n, latency);
+      WaferRun first = row.wafer.run(stop);
+      ASSERT_TRUE(first.engine.hit_cycle_limit);
+      const size_t before = row.out->received().size();
+      ASSERT_LT(before, n) << "the first run must stop with wavelets in flight";
+      const Cycle resume = stop + 2 * latency + 1;  // longer than a link's latency: all in flight arrived
+      row.wafer.idle_until(resume);
+      // One cycle, with everything in flight visible at once: each link then carries at most one
+      // wavelet sent in it.
+      ASSERT_TRUE(row.wafer.run(1).engine.hit_cycle_limit);
+      for (const Link& l : row.wafer.mesh().links()) {
+        if (l.kind != LinkKind::Hop) continue;
+        int sent_at_resume = 0;
+        for (auto r = l.flits.reader(); l.flits.holds(r); ++r.head) sent_at_resume += r.at().arrival == resume + latency;
+        EXPECT_LE(sent_at_resume, 1) << "link from tile " << l.src << ", n " << n << " stop " << stop;
+      }
+      WaferRun second = row.wafer.run(100000);
+      EXPECT_FALSE(second.engine.hit_cycle_limit);
+      const auto& got = row.out->received();
+      ASSERT_EQ(got.size(), n) << "n " << n << " stop " << stop;
+      for (uint32_t k = 0; k < n; ++k) EXPECT_EQ(got[k].wavelet.payload, k) << "n " << n << " stop " << stop;
+      for (size_t k = before; k < n; ++k) {
+        EXPECT_GE(got[k].cycle, resume);
+        if (k > 0) EXPECT_GT(got[k].cycle, got[k - 1].cycle) << "two wavelets in one cycle on the egress link, n " << n << " stop " << stop;
+      }
+      // No slower than the whole row from the start, then one a cycle.
+      EXPECT_LE(got.back().cycle, resume + Cycle(w) * latency + n);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace wse

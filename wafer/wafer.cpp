@@ -52,9 +52,13 @@ void Wafer::seed(const Block& b, Scheduler& s) {
     for (uint32_t x = b.x0; x < b.x1; ++x) {
       TileId t = shape().id({x, y});
       if (pes_[t].wants_start()) s.schedule(t, clock_);  // start tasks run when the run begins
-      if (const Router* r = mesh_.router(t))
+      if (const Router* r = mesh_.router(t)) {
         for (const IngressPort* p : r->ingress)
           if (p && !p->drained()) s.schedule(t, std::max(clock_, p->next_ready()));
+        // What a run stopped at its cycle limit left in the fabric: its wakes went with that
+        // run's agenda.
+        r->left_over(clock_, [&](Cycle c) { s.schedule(t, c); });
+      }
     }
   }
 }
