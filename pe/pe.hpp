@@ -72,7 +72,9 @@ struct TaskCost {
   Cycle end() const { return finish ? finish : start + std::max<uint32_t>(1, receive + fmac + move); }
 };
 
-class Pe {
+// Cache-line aligned: the wafer keeps its PEs side by side, and two PEs stepped by different
+// workers (either side of a band edge) must not share a line that both write every step.
+class alignas(64) Pe {
  public:
   Coord coord;
   const Program* program = nullptr;
