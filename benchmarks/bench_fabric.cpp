@@ -1,4 +1,5 @@
-// Router throughput: wavelet hops per second through one saturated row of routers.
+// Router throughput: wavelet hops per second through one saturated row of routers, and through a
+// mesh whose every column is saturated, which on two workers measures what a band edge costs.
 //
 // A W x 1 mesh with an ingress port on the west edge of (0,0) and an egress port on the east edge
 // of (W-1,0); every router routes colour 0 from West to East. With io_bytes_per_cycle = 0 the
@@ -80,6 +81,64 @@ void BM_SaturatedRow(benchmark::State& state) {
   state.counters["of_ceiling"] = state.counters["tile_cycles/s"] / bench::ceiling(width, 1);
 }
 
+// A band edge under load: a W x H mesh whose every column carries colour 0 from an ingress port on
+// the north edge to an egress port on the south edge, each at link rate, as a layer's weights
+// stream down every column. On two workers the mesh is cut into row bands, so W links cross the
+// band edge southward, each with a wavelet every cycle, and W credit links northward: what a
+// worker pays per cycle for another worker's core is measured here, beside the one-worker run.
+std::unique_ptr<Wafer> make_columns(uint32_t width, uint32_t height, uint64_t wavelets, unsigned threads) {
+  MachineSpec spec;
+  spec.io_bytes_per_cycle = 0;
+  auto wafer = std::make_unique<Wafer>(spec, MeshShape{width, height});
+  Mesh& mesh = wafer->mesh();
+  for (uint32_t x = 0; x < width; ++x) {
+    for (uint32_t y = 0; y < height; ++y) mesh.set_route({x, y}, kColour, Route::make(Dir::North, {Dir::South}));
+    IngressPort& in = mesh.add_ingress({x, 0}, Dir::North);
+    for (uint64_t k = 0; k < wavelets; ++k) in.enqueue(Wavelet{uint32_t(k), kColour});
+    mesh.add_egress({x, height - 1}, Dir::South).reserve(wavelets);
+  }
+  wafer->finalize(threads);
+  return wafer;
+}
+
+std::string check_columns(const Wafer& wafer, uint64_t wavelets) {
+  const Cycle expected = (wavelets - 1) + Cycle(wafer.shape().height) * wafer.spec().hop_latency_cycles;
+  for (const EgressPort& p : wafer.mesh().egress_ports()) {
+    const auto& got = p.received();
+    if (got.size() != wavelets) return "an egress port received " + std::to_string(got.size()) + " of " + std::to_string(wavelets);
+    for (uint64_t k = 0; k < wavelets; ++k)
+      if (got[k].wavelet.payload != uint32_t(k)) return "wavelet " + std::to_string(k) + " arrived out of order";
+    if (got.back().cycle != expected)
+      return "last wavelet arrived at cycle " + std::to_string(got.back().cycle) + ", expected " + std::to_string(expected);
+  }
+  return {};
+}
+
+// Args: mesh width W and height H, wavelets K per column, worker threads.
+void BM_SaturatedColumns(benchmark::State& state) {
+  const auto width = uint32_t(state.range(0)), height = uint32_t(state.range(1));
+  const auto wavelets = uint64_t(state.range(2));
+  const auto threads = unsigned(state.range(3));
+  double seconds = 0;
+  Cycle cycles = 0;
+  for (auto _ : state) {
+    auto wafer = make_columns(width, height, wavelets, threads);
+    WaferRun run = wafer->run(Cycle{1} << 40);
+    state.SetIterationTime(run.host_seconds);
+    if (std::string err = check_columns(*wafer, wavelets); !err.empty()) {
+      state.SkipWithError(err.c_str());
+      break;
+    }
+    seconds += run.host_seconds;
+    cycles = run.cycles;
+  }
+  const double tiles = double(width) * height;
+  state.counters["wavelet_hops/s"] = seconds > 0 ? double(wavelets) * tiles * double(state.iterations()) / seconds : 0;
+  state.counters["cycles"] = double(cycles);
+  state.counters["us_per_cycle"] = cycles > 0 ? seconds * 1e6 / (double(cycles) * double(state.iterations())) : 0;
+  state.counters["tile_cycles/s"] = seconds > 0 ? tiles * double(cycles) * double(state.iterations()) / seconds : 0;
+}
+
 // The ceiling itself, per row width (one thread).
 void BM_BareLoop(benchmark::State& state) {
   const auto width = uint32_t(state.range(0));
@@ -94,6 +153,13 @@ BENCHMARK(BM_SaturatedRow)
     ->Args({64, 100000, 1})
     ->Args({512, 20000, 1})
     ->Args({512, 20000, 2})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK(BM_SaturatedColumns)
+    ->ArgNames({"W", "H", "K", "threads"})
+    ->Args({16, 16, 20000, 1})
+    ->Args({16, 16, 20000, 2})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 

@@ -31,7 +31,9 @@ struct EdgeArrival {
   Cycle at(uint64_t k) const { return k < head_words ? head_first + rate.slot(k) : tail_first + rate.slot(k - head_words); }
 };
 
-class IngressPort {
+// Ports are kept side by side (Mesh's deques) and each is written by the worker that steps its
+// tile: cache-line aligned, so two workers' ports never share a line.
+class alignas(64) IngressPort {
  public:
   IngressPort(Coord tile, Dir side) : tile_(tile), side_(side) {}
   Coord tile() const { return tile_; }
@@ -101,7 +103,7 @@ struct EgressArrival {
   Wavelet wavelet;
 };
 
-class EgressPort {
+class alignas(64) EgressPort {  // aligned as IngressPort is
  public:
   EgressPort(Coord tile, Dir side) : tile_(tile), side_(side) {}
   Coord tile() const { return tile_; }
