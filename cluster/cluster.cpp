@@ -25,6 +25,7 @@ Cluster::Cluster(const ClusterConfig& cfg, unsigned threads) : cfg_(cfg) {
   for (uint32_t w = 0; w < n; ++w) {
     wafers_.push_back(std::make_unique<Wafer>(m, cfg.mesh));
     fc_.push_back(std::make_unique<FcWafer>(*layout_, *wafers_.back(), w, wafer_threads_, cfg.max_cycles, cfg.model.where));
+    if (cfg.adaptive_workers) fc_.back()->adapt_workers();
   }
   runtime_ = std::make_unique<Runtime>(std::min(threads, n));
 

@@ -35,6 +35,9 @@ struct ClusterConfig {
   bool retain_last_layer = false;
   DetailPolicy detail;          // which steps run cycle by cycle (the others functionally)
   Cycle max_cycles = 100'000'000;  // per pass
+  // The user left the thread count to the engine: each wafer picks, per pass, between its workers
+  // and one by what each measured on this host (wafer/worker_tuner.hpp).
+  bool adaptive_workers = false;
 };
 
 struct StepResult {
@@ -90,6 +93,8 @@ class Cluster {
   uint64_t engine_cycles() const;
   uint64_t skipped_updates() const { return mx_->skipped_updates(); }
   uint32_t sram_high_water() const { return fc_[0]->sram_high_water(); }
+  // Wafer 0's choice of workers per pass (null when the count was given: nothing was chosen).
+  const WorkerTuner* worker_tuner() const { return fc_[0]->worker_tuner(); }
   Cycle update_cycles(size_t l) const { return mx_->update_cycles(l); }
   uint64_t stream_bytes(size_t l, StreamPass pass) const { return mx_->stream_bytes(l, pass); }
 

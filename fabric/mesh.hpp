@@ -41,6 +41,10 @@ class Mesh {
   // Validates every route against its neighbours and the edge ports, shares the off-wafer I/O
   // bandwidth among the ports, and builds the links for this partition. Throws RouteError.
   void finalize(const Partition& partition);
+  // Between runs of a finalized mesh: the same links for another partition into worker blocks
+  // (which links are polled or noted, which credits go straight back). What a queue still holds
+  // is read at the next step.
+  void repartition(const Partition& partition) { assign_notes(partition); }
 
   // Shares `bytes_per_cycle` of off-wafer I/O evenly among the ingress ports that have a stream,
   // and among all egress ports (0 = every port at link rate). finalize() does this with the

@@ -39,6 +39,7 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
   const wse::ThreadChoice choice = wse::choose_threads(cfg, threads);
   threads = choice.threads;
   modes.threads_choice = choice.to_json();
+  modes.adaptive_workers = choice.automatic;
   if (wse::kernel_kind(cfg.kernel, config).training) return wse::run_training(cfg, threads, out_dir, modes);
   if (!modes.resume.empty()) throw wse::UsageError("--resume: config " + config + " runs kernel " + cfg.kernel + ", which does not train");
   if (modes.validate_only || modes.compile_only) {

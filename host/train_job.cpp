@@ -135,6 +135,23 @@ nlohmann::json cluster_json(const Cluster& c, const RunConfig& cfg) {
   return j;
 }
 
+// The workers wafer 0 ran each pass on, and what each choice measured (host microseconds per
+// thousand simulated cycles, over all its runs): how the engine's choice followed this host.
+nlohmann::json workers_by_pass(const WorkerTuner& t) {
+  nlohmann::json j = nlohmann::json::object();
+  const std::string one = "1", most = std::to_string(t.most());
+  for (const auto& [kind, k] : t.kinds()) {
+    nlohmann::json e;
+    e["runs"] = {{one, k.runs[0]}, {most, k.runs[1]}};
+    e["host_us_per_kcycle"] = nlohmann::json::object();
+    for (size_t i = 0; i < 2; ++i)
+      if (k.cycles[i]) e["host_us_per_kcycle"][i ? most : one] = std::round(1e10 * k.seconds[i] / double(k.cycles[i])) / 10;
+    e["next_run_on"] = t.pick(kind);
+    j[kind] = e;
+  }
+  return j;
+}
+
 nlohmann::json init_json(const InitStats& s, const InitSettings& cfg) {
   return {{"lazy_initialization", cfg.lazy},
           {"optimize_initialization", cfg.optimize},
@@ -226,16 +243,19 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     if (tc.eval_samples) inspect_idx_dataset(tc.data_dir, "t10k");
   }
 
-  Cluster trainer(cluster_config(cfg), threads);  // compiles every layer: throws if one does not map
+  ClusterConfig cc = cluster_config(cfg);
+  cc.adaptive_workers = modes.adaptive_workers;
+  Cluster trainer(cc, threads);  // compiles every layer: throws if one does not map
   const uint64_t init_rss = peak_rss_bytes();  // MemoryX initialized, wafers built, nothing streamed yet
   // Threads actually used: wafers side by side on the actor runtime's threads, each with its own mesh workers.
   const unsigned wafer_workers = Partition::workers_for(cfg.mesh, trainer.wafer_threads());
   const unsigned workers = trainer.runtime_threads() * wafer_workers;
   std::printf("wse: fc_train");
   for (size_t i = 0; i < tc.layers.size(); ++i) std::printf("%s%u", i ? " -> " : " ", tc.layers[i]);
-  std::printf(" on %u wafer(s) of %ux%u PEs (%s), global batch %u, %s weights, %s, %u thread(s)\n", tc.num_csx,
+  std::printf(" on %u wafer(s) of %ux%u PEs (%s), global batch %u, %s weights, %s, %u thread(s)%s\n", tc.num_csx,
               trainer.grid_cols(), trainer.grid_rows(), cfg.machine.name.c_str(), tc.batch_size,
-              tc.memoryx.encoding == StreamEncoding::Sparse ? "sparse" : "dense", tc.memoryx.optimizer.kind.c_str(), workers);
+              tc.memoryx.encoding == StreamEncoding::Sparse ? "sparse" : "dense", tc.memoryx.optimizer.kind.c_str(), workers,
+              cc.adaptive_workers && wafer_workers > 1 ? " (each pass on 1 or all of a wafer's workers, as measured faster)" : "");
   {
     const InitStats& is = trainer.memoryx().init_stats();
     std::printf("  init: %s%s, %llu tensors, %llu ops recorded, %llu pruned, %.2f s, %.1f MiB in MemoryX, peak host memory %.1f MiB\n",
@@ -407,6 +427,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   j["mesh"] = {{"width", trainer.grid_cols()}, {"height", trainer.grid_rows()}};
   j["threads"] = workers;
   j["threads_detail"] = {{"wafers_at_once", trainer.runtime_threads()}, {"workers_per_wafer", wafer_workers}};
+  if (const WorkerTuner* t = trainer.worker_tuner(); t && t->most() > 1) j["threads_detail"]["workers_by_pass"] = workers_by_pass(*t);
   if (!modes.threads_choice.is_null()) j["threads_choice"] = modes.threads_choice;
   j["num_csx"] = tc.num_csx;
   j["batch_size"] = tc.batch_size;

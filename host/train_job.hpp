@@ -17,6 +17,9 @@ struct TrainModes {
   std::filesystem::path resume;  // --resume: finish the run this checkpoint came from
   std::string command;         // the command line, recorded in DIR/.wse-run
   nlohmann::json threads_choice;  // host/thread_choice.hpp's ThreadChoice, for the report
+  // The thread count was left to the engine: each wafer picks, pass by pass, between its workers
+  // and one by what they measured (wafer/worker_tuner.hpp).
+  bool adaptive_workers = false;
 };
 
 // Returns the exit code: 0, or 128 + the signal when SIGINT / SIGTERM stopped training (after

@@ -49,12 +49,15 @@ TEST(Determinism, GemvReportIsIdenticalAt1_2And4Threads) {
 
 // A congested fabric (many flows crossing block boundaries, backpressure from slow PEs) gives
 // the same arrival cycle for every wavelet at any thread count.
-std::vector<EgressArrival> congested_run(unsigned threads, EngineResult* engine = nullptr,
-                                         std::vector<uint64_t>* link_counters = nullptr) {
-  const uint32_t w = 12, h = 12;
+MachineSpec congested_spec() {
   MachineSpec s = test::spec(2);
   s.io_bytes_per_cycle = 20;  // 5 wavelets/cycle shared by 12 ports: rational rates
-  Wafer wafer(s, {w, h});
+  return s;
+}
+constexpr MeshShape kCongested{12, 12};
+
+void build_congested(Wafer& wafer) {
+  const uint32_t w = kCongested.width, h = kCongested.height;
   Mesh& m = wafer.mesh();
   // Every row carries colour (y % 2) west -> east; every column y-odd colour 2+(x%2) north -> south.
   for (uint32_t y = 0; y < h; ++y) {
@@ -69,15 +72,30 @@ std::vector<EgressArrival> congested_run(unsigned threads, EngineResult* engine 
     for (uint32_t k = 0; k < 300; ++k) in.enqueue(Wavelet{x * 1000 + k, 3});
     m.add_egress({x, h - 1}, Dir::South);
   }
-  wafer.finalize(threads);
-  WaferRun run = wafer.run(1'000'000);
-  if (engine) *engine = run.engine;
-  if (link_counters)
-    for (const Link& l : m.links())
-      link_counters->insert(link_counters->end(), {l.counters.wavelets, l.counters.busy_cycles(), l.counters.backpressure_cycles});
+}
+
+std::vector<uint64_t> link_counters_of(const Mesh& m) {
+  std::vector<uint64_t> c;
+  for (const Link& l : m.links()) c.insert(c.end(), {l.counters.wavelets, l.counters.busy_cycles(), l.counters.backpressure_cycles});
+  return c;
+}
+
+std::vector<EgressArrival> arrivals_of(const Mesh& m) {
   std::vector<EgressArrival> all;
   for (const EgressPort& p : m.egress_ports()) all.insert(all.end(), p.received().begin(), p.received().end());
   return all;
+}
+
+std::vector<EgressArrival> congested_run(unsigned threads, EngineResult* engine = nullptr,
+                                         std::vector<uint64_t>* link_counters = nullptr) {
+  Wafer wafer(congested_spec(), kCongested);
+  build_congested(wafer);
+  Mesh& m = wafer.mesh();
+  wafer.finalize(threads);
+  WaferRun run = wafer.run(1'000'000);
+  if (engine) *engine = run.engine;
+  if (link_counters) *link_counters = link_counters_of(m);
+  return arrivals_of(m);
 }
 
 TEST(Determinism, CongestedFabricArrivalsAreIdenticalAt1_2_3And4Threads) {
@@ -114,6 +132,35 @@ TEST(Determinism, StepsTakenAheadOfTheBarrierChangeNoArrival) {
       ASSERT_EQ(many[i].cycle, one[i].cycle) << threads << " threads, arrival " << i;
       ASSERT_EQ(many[i].wavelet.payload, one[i].wavelet.payload) << threads << " threads, arrival " << i;
     }
+  }
+}
+
+// Wafer::set_workers between runs (what a training run's passes do when the engine picks their
+// workers by measurement): the congested fabric run in pieces of 97 cycles, stopped at each
+// cycle limit with wavelets and credits in flight across band edges, each piece on another
+// worker count (1, 2, 3, 2, 1, ...). Every arrival and link counter is the one-piece one-worker
+// run's.
+TEST(Determinism, ChangingTheWorkersBetweenRunsChangesNoArrival) {
+  std::vector<uint64_t> single_links;
+  const auto one = congested_run(1, nullptr, &single_links);
+  Wafer wafer(congested_spec(), kCongested);
+  build_congested(wafer);
+  wafer.finalize(2);
+  const unsigned counts[] = {1, 2, 3, 2};
+  size_t pieces = 0;
+  for (;; ++pieces) {
+    wafer.set_workers(counts[pieces % 4]);
+    ASSERT_EQ(wafer.workers(), counts[pieces % 4]);
+    if (!wafer.run(97).engine.hit_cycle_limit) break;
+    ASSERT_LT(pieces, 1000u) << "the run does not end";
+  }
+  EXPECT_GT(pieces, 8u);  // it did change its workers with work in flight, many times
+  EXPECT_EQ(link_counters_of(wafer.mesh()), single_links);
+  const auto many = arrivals_of(wafer.mesh());
+  ASSERT_EQ(many.size(), one.size());
+  for (size_t i = 0; i < one.size(); ++i) {
+    ASSERT_EQ(many[i].cycle, one[i].cycle) << "arrival " << i;
+    ASSERT_EQ(many[i].wavelet.payload, one[i].wavelet.payload) << "arrival " << i;
   }
 }
 

@@ -244,6 +244,41 @@ TEST(FcTraining, FourWafersGiveTheSameStepAsOne) {
   EXPECT_EQ(t4.swarmx_levels(), 1u);
 }
 
+// With the thread count left to the engine, each pass picks its workers by what it measured
+// (wafer/worker_tuner.hpp): a pass's first run on the wafer's two workers, its second on one,
+// then the faster. Whatever it picks, and whatever the host's timings, every step's weights and
+// gradients are bit for bit those of a one-worker run.
+TEST(FcTraining, PassesThatPickTheirWorkersByMeasurementGiveTheBitsOfOneWorker) {
+  RunConfig cfg = fc_config({30, 12, 5}, 4, 4, 16, false, true);
+  ClusterConfig adaptive = cluster_config(cfg);
+  adaptive.adaptive_workers = true;
+  Cluster one(cluster_config(cfg), 1), picked(adaptive, 2);
+  ASSERT_EQ(one.worker_tuner(), nullptr);  // a count given is a count kept
+  ASSERT_NE(picked.worker_tuner(), nullptr);
+  EXPECT_EQ(picked.worker_tuner()->most(), 2u);
+  for (uint64_t step = 0; step < 4; ++step) {
+    Batch b = make_batch(16, 30, 5, uint32_t(step + 1));
+    const StepResult r1 = one.train_step(b.x.data(), b.y.data());
+    const StepResult r2 = picked.train_step(b.x.data(), b.y.data());
+    EXPECT_EQ(r1.loss, r2.loss) << "step " << step;
+    EXPECT_EQ(r1.cycles, r2.cycles) << "step " << step;
+    for (size_t l = 0; l < 2; ++l) {
+      const auto &w1 = one.memoryx().weight(l).data, &w2 = picked.memoryx().weight(l).data;
+      ASSERT_EQ(0, std::memcmp(w1.data(), w2.data(), w1.size() * 4)) << "step " << step << " layer " << l;
+      EXPECT_EQ(one.last_gradient(l), picked.last_gradient(l)) << "step " << step << " layer " << l;
+    }
+  }
+  // Every kind of pass ran on both counts (its first two runs), and four times in all.
+  const auto& kinds = picked.worker_tuner()->kinds();
+  for (const char* kind : {"the input of a batch", "fc1 forward", "fc2 forward", "fc2 backward", "fc1 backward"}) {
+    ASSERT_TRUE(kinds.count(kind)) << kind;
+    const WorkerTuner::Kind& k = kinds.at(kind);
+    EXPECT_GE(k.runs[0], 1u) << kind;
+    EXPECT_GE(k.runs[1], 1u) << kind;
+    EXPECT_EQ(k.total, 4u) << kind;
+  }
+}
+
 TEST(FcTraining, ACheckpointRestoresTrainingBitExactly) {
   RunConfig cfg = fc_config({24, 10, 4}, 3, 2, 8, false);
   cfg.train.memoryx.optimizer = {"adam", 0.01f};

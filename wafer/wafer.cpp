@@ -38,6 +38,13 @@ void Wafer::finalize(unsigned threads) {
   finalized_ = true;
 }
 
+void Wafer::set_workers(unsigned threads) {
+  if (!finalized_) throw std::logic_error("Wafer::set_workers before finalize");
+  if (Partition::workers_for(shape(), threads) == partition_.workers) return;
+  partition_ = Partition::make(shape(), threads);
+  mesh_.repartition(partition_);
+}
+
 uint64_t Wafer::tiles_in_use() const {
   uint64_t n = 0;
   for (TileId t = 0; t < pes_.size(); ++t) {

@@ -43,6 +43,11 @@ class Wafer {
 
   // Validates routes and programs against each other and builds links for `threads` workers.
   void finalize(unsigned threads);
+  // Between runs of a finalized wafer: the workers the next runs use (Partition::make's count for
+  // `threads`). Only which links are polled or noted and which credits go straight back change;
+  // results do not depend on it.
+  void set_workers(unsigned threads);
+  unsigned workers() const { return partition_.workers; }
   // Tiles a placed kernel uses: a program on the PE or a colour routed through the router.
   uint64_t tiles_in_use() const;
   // Runs from the wafer's clock until nothing is left to do, or for max_cycles. The clock then

@@ -90,7 +90,9 @@ void FcWafer::arrive(IngressPort& port, uint64_t words, uint64_t total_words, Cy
 }
 
 WaferRun FcWafer::run(const std::string& what, RunHooks hooks) {
+  if (tuner_) wafer_.set_workers(tuner_->pick(what));
   WaferRun r = wafer_.run(max_cycles_, hooks);
+  if (tuner_) tuner_->record(what, r.threads, r.host_seconds, r.cycles);
   host_seconds_ += r.host_seconds;
   engine_cycles_ += r.cycles;
   if (r.engine.hit_cycle_limit)

@@ -12,6 +12,7 @@
 #include "kernels/fc/fc_functional.hpp"
 #include "kernels/fc/fc_layout.hpp"
 #include "wafer/wafer.hpp"
+#include "wafer/worker_tuner.hpp"
 #include "wire/weight_stream.hpp"
 
 namespace wse {
@@ -101,6 +102,10 @@ class FcWafer {
   uint64_t engine_cycles() const { return engine_cycles_; }
   // Per-PE SRAM high water (bytes), max over PEs.
   uint32_t sram_high_water() const;
+  // From now on each pass runs on the wafer's workers or on one, whichever measured faster for
+  // that pass on this host (wafer/worker_tuner.hpp). Results are the same either way.
+  void adapt_workers() { tuner_ = std::make_unique<WorkerTuner>(wafer_.workers()); }
+  const WorkerTuner* worker_tuner() const { return tuner_.get(); }
 
  private:
   WaferRun run(const std::string& what, RunHooks hooks);
@@ -118,6 +123,7 @@ class FcWafer {
   double host_seconds_ = 0;
   uint64_t engine_cycles_ = 0;
   KernelObserver* observer_ = nullptr;
+  std::unique_ptr<WorkerTuner> tuner_;
   // What the last cycle-level run of each pass took, relative to its start.
   struct PassTiming {
     Cycle duration = 1, first_egress = 0, last_egress = 0;
