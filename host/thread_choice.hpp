@@ -4,7 +4,9 @@
 // first, and per wafer only the workers its mesh pays for (fabric/partition.hpp,
 // automatic_workers), so the default is never the slow case on a small mesh; a single-run kernel,
 // once placed, only those its tiles in use pay for (fit_to_kernel), so neither is it on a large
-// mesh the kernel uses a corner of. The choice and its reason go into the report.
+// mesh the kernel uses a corner of. The choice and its reason go into the report. A training run
+// then lets each pass pick between those workers and one by measurement (wafer/worker_tuner.hpp),
+// since whether a second worker pays depends on the host as much as on the mesh.
 #include <nlohmann/json.hpp>
 #include <string>
 
