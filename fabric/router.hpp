@@ -135,10 +135,10 @@ class alignas(64) Router {
   // One cycle in three calls, inline so a tile woken for its PE alone pays a few tests:
   // begin_step() counts the cycles slept through since the last step; ingest() (only when a link
   // may hold something or a port feeds the router) moves arrived wavelets into lanes (or, a
-  // pass-through, on to their output at once), returned credits into lane credit counts, and lets edge ingress ports feed their lanes; forward()
-  // (only when some head waits to leave) arbitrates each output and forwards, pops heads whose
-  // every tx copy has left, and sleeps a router whose lanes can only wait for credits until a
-  // credit wakes it.
+  // pass-through, on to their output at once), returned credits into lane credit counts, and
+  // lets edge ingress ports feed their lanes; forward() (only when some head waits to leave)
+  // arbitrates each output and forwards, pops heads whose every tx copy has left, and sleeps a
+  // router whose lanes can only wait for credits until a credit wakes it.
   //
   // Skipping forward() is exact in two cases. No head waits: the blocked state it would clear is
   // already clear (it is only set when a head waits, and only forward() lets heads go). Every

@@ -75,10 +75,7 @@ class Scheduler {
     uint64_t bit = 0, summary_bit = 0;
   };
   static Place place_of(TileId t) { return {t >> 6, t >> 12, uint64_t(1) << (t & 63), uint64_t(1) << ((t >> 6) & 63)}; }
-  void wake_next(const Place& p) {
-    next_[p.word] |= p.bit;
-    next_[-1 - ptrdiff_t(p.summary)] |= p.summary_bit;
-  }
+  void wake_next(const Place& p) { mark(next_, p); }
 
   // A cycle in three parts. begin_cycle(now) brings the cycle's wakes from the wheel and the
   // heap into its bitmap; take_mail() adds the wakes other workers posted during the cycle
@@ -187,10 +184,11 @@ class Scheduler {
   // per word of those that may be non-zero (summary word s at n[-1 - s]), so a wake is two
   // stores through one pointer.
   static uint64_t& summary(uint64_t* n, size_t s) { return n[-1 - ptrdiff_t(s)]; }
-  static void mark(uint64_t* n, TileId t) {
-    n[t >> 6] |= uint64_t(1) << (t & 63);
-    summary(n, t >> 12) |= uint64_t(1) << ((t >> 6) & 63);
+  static void mark(uint64_t* n, const Place& p) {
+    n[p.word] |= p.bit;
+    summary(n, p.summary) |= p.summary_bit;
   }
+  static void mark(uint64_t* n, TileId t) { mark(n, place_of(t)); }
   bool has_any(const uint64_t* n) const {
     for (size_t s = 0; s < summary_words_; ++s)
       if (n[-1 - ptrdiff_t(s)]) return true;
