@@ -48,31 +48,47 @@ std::string check_row(const Wafer& wafer, uint64_t wavelets) {
   return {};
 }
 
+// What the runs of one benchmark took: their summed engine wall time, how many completed, and the
+// cycles of one (every run of a benchmark is the same run).
+struct Runs {
+  double seconds = 0;
+  uint64_t done = 0;
+  Cycle cycles = 0;
+};
+
+// Runs `make()`'s wafer once per iteration and checks it with `check(wafer)` (empty: correct).
+// Manual time = the engine's own wall time of the run, so building, checking and tearing down
+// each iteration's wafer is not measured.
+template <class Make, class Check>
+Runs run_each_iteration(benchmark::State& state, Make&& make, Check&& check) {
+  Runs r;
+  for (auto _ : state) {
+    auto wafer = make();
+    WaferRun run = wafer->run(Cycle{1} << 40);
+    state.SetIterationTime(run.host_seconds);
+    if (std::string err = check(*wafer); !err.empty()) {
+      state.SkipWithError(err.c_str());
+      break;
+    }
+    r.seconds += run.host_seconds;
+    ++r.done;
+    r.cycles = run.cycles;
+  }
+  return r;
+}
+
 // Args: row width W, wavelets K, worker threads.
 void BM_SaturatedRow(benchmark::State& state) {
   const auto width = uint32_t(state.range(0));
   const auto wavelets = uint64_t(state.range(1));
   const auto threads = unsigned(state.range(2));
-  double seconds = 0;
-  uint64_t hops = 0;
-  Cycle cycles = 0;
-  // Manual time = the engine's own wall time of the run, so building, checking and tearing down
-  // each iteration's wafer is not measured.
-  for (auto _ : state) {
-    auto wafer = make_row(width, wavelets, threads);
-    WaferRun run = wafer->run(Cycle{1} << 40);
-    state.SetIterationTime(run.host_seconds);
-    if (std::string err = check_row(*wafer, wavelets); !err.empty()) {
-      state.SkipWithError(err.c_str());
-      break;
-    }
-    seconds += run.host_seconds;
-    hops += wavelets * width;
-    cycles = run.cycles;
-  }
+  const Runs r = run_each_iteration(
+      state, [&] { return make_row(width, wavelets, threads); }, [&](const Wafer& w) { return check_row(w, wavelets); });
+  const double seconds = r.seconds, hops = double(wavelets) * width * double(r.done);
+  const Cycle cycles = r.cycles;
   // Rates are computed here from the run's wall time: Google Benchmark's kIsRate divides by the
   // main thread's CPU time, which misses the worker threads of a multi-threaded run.
-  state.counters["wavelet_hops/s"] = seconds > 0 ? double(hops) / seconds : 0;
+  state.counters["wavelet_hops/s"] = seconds > 0 ? hops / seconds : 0;
   state.counters["cycles"] = double(cycles);
   state.counters["cycles/s"] = seconds > 0 ? double(cycles) * double(state.iterations()) / seconds : 0;
   // Against the bare two-phase loop over the same row on this host (bare_loop.hpp): a saturated
@@ -119,21 +135,13 @@ void BM_SaturatedColumns(benchmark::State& state) {
   const auto width = uint32_t(state.range(0)), height = uint32_t(state.range(1));
   const auto wavelets = uint64_t(state.range(2));
   const auto threads = unsigned(state.range(3));
-  double seconds = 0;
-  Cycle cycles = 0;
-  for (auto _ : state) {
-    auto wafer = make_columns(width, height, wavelets, threads);
-    WaferRun run = wafer->run(Cycle{1} << 40);
-    state.SetIterationTime(run.host_seconds);
-    if (std::string err = check_columns(*wafer, wavelets); !err.empty()) {
-      state.SkipWithError(err.c_str());
-      break;
-    }
-    seconds += run.host_seconds;
-    cycles = run.cycles;
-  }
+  const Runs r = run_each_iteration(
+      state, [&] { return make_columns(width, height, wavelets, threads); },
+      [&](const Wafer& w) { return check_columns(w, wavelets); });
+  const double seconds = r.seconds;
+  const Cycle cycles = r.cycles;
   const double tiles = double(width) * height;
-  state.counters["wavelet_hops/s"] = seconds > 0 ? double(wavelets) * tiles * double(state.iterations()) / seconds : 0;
+  state.counters["wavelet_hops/s"] = seconds > 0 ? double(wavelets) * tiles * double(r.done) / seconds : 0;
   state.counters["cycles"] = double(cycles);
   state.counters["us_per_cycle"] = cycles > 0 ? seconds * 1e6 / (double(cycles) * double(state.iterations())) : 0;
   state.counters["tile_cycles/s"] = seconds > 0 ? tiles * double(cycles) * double(state.iterations()) / seconds : 0;
