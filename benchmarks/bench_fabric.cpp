@@ -1,5 +1,7 @@
-// Router throughput: wavelet hops per second through one saturated row of routers, and through a
-// mesh whose every column is saturated, which on two workers measures what a band edge costs.
+// Router throughput: wavelet hops per second through one saturated row of routers, through a
+// mesh whose every column is saturated, which on two workers measures what a band edge costs, and
+// through a mesh of which a kernel uses only some rows (what worker bands that follow the work
+// give).
 //
 // A W x 1 mesh with an ingress port on the west edge of (0,0) and an egress port on the east edge
 // of (W-1,0); every router routes colour 0 from West to East. With io_bytes_per_cycle = 0 the
@@ -147,6 +149,61 @@ void BM_SaturatedColumns(benchmark::State& state) {
   state.counters["tile_cycles/s"] = seconds > 0 ? tiles * double(cycles) * double(state.iterations()) / seconds : 0;
 }
 
+// A kernel on part of a mesh: a W x H mesh whose `busy` northmost rows each carry a saturated
+// row's flow (colour 0, west to east, at link rate) and whose other rows are idle. The workers'
+// bands hold equal shares of the work the placed kernel puts on the mesh (Partition::make over
+// Wafer::work_estimate), so on two workers each gets half the busy rows. With idle_routes = 1 the
+// idle rows also route a colour that nothing is ever sent on: the estimate then sees every row
+// alike and the bands hold equal tile counts, as every partition did before it followed the work
+// (on 32 x 8 with 4 busy rows: every busy row on one worker).
+std::unique_ptr<Wafer> make_partly_used(uint32_t width, uint32_t height, uint32_t busy, uint64_t wavelets, bool idle_routes,
+                                        unsigned threads) {
+  MachineSpec spec;
+  spec.io_bytes_per_cycle = 0;
+  auto wafer = std::make_unique<Wafer>(spec, MeshShape{width, height});
+  Mesh& mesh = wafer->mesh();
+  for (uint32_t y = 0; y < height; ++y) {
+    if (y >= busy) {
+      if (idle_routes) {
+        for (uint32_t x = 0; x < width; ++x) mesh.set_route({x, y}, 1, Route::make(Dir::West, {Dir::East}));
+        mesh.add_ingress({0, y}, Dir::West);  // from which nothing comes
+        mesh.add_egress({width - 1, y}, Dir::East);
+      }
+      continue;
+    }
+    for (uint32_t x = 0; x < width; ++x) mesh.set_route({x, y}, kColour, Route::make(Dir::West, {Dir::East}));
+    IngressPort& in = mesh.add_ingress({0, y}, Dir::West);
+    for (uint64_t k = 0; k < wavelets; ++k) in.enqueue(Wavelet{uint32_t(k), kColour});
+    mesh.add_egress({width - 1, y}, Dir::East).reserve(wavelets);
+  }
+  wafer->finalize(threads);
+  return wafer;
+}
+
+// Args: mesh width W and height H, busy rows, wavelets K per busy row, idle_routes, threads.
+void BM_PartlyUsedMesh(benchmark::State& state) {
+  const auto width = uint32_t(state.range(0)), height = uint32_t(state.range(1)), busy = uint32_t(state.range(2));
+  const auto wavelets = uint64_t(state.range(3));
+  const bool idle_routes = state.range(4) != 0;
+  const auto threads = unsigned(state.range(5));
+  const Runs r = run_each_iteration(
+      state, [&] { return make_partly_used(width, height, busy, wavelets, idle_routes, threads); },
+      [&](const Wafer& w) {
+        const Cycle expected = (wavelets - 1) + Cycle(width) * w.spec().hop_latency_cycles;
+        uint32_t delivered = 0;
+        for (const EgressPort& p : w.mesh().egress_ports()) {
+          const auto& got = p.received();
+          if (got.empty()) continue;  // an idle row's
+          ++delivered;
+          if (got.size() != wavelets || got.back().wavelet.payload != uint32_t(wavelets - 1) || got.back().cycle != expected)
+            return std::string("a busy row did not deliver its wavelets in order on time");
+        }
+        return delivered == busy ? std::string() : std::string("not every busy row delivered");
+      });
+  state.counters["wavelet_hops/s"] = r.seconds > 0 ? double(wavelets) * width * busy * double(r.done) / r.seconds : 0;
+  state.counters["cycles"] = double(r.cycles);
+}
+
 // The ceiling itself, per row width (one thread).
 void BM_BareLoop(benchmark::State& state) {
   const auto width = uint32_t(state.range(0));
@@ -168,6 +225,14 @@ BENCHMARK(BM_SaturatedColumns)
     ->ArgNames({"W", "H", "K", "threads"})
     ->Args({16, 16, 20000, 1})
     ->Args({16, 16, 20000, 2})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK(BM_PartlyUsedMesh)
+    ->ArgNames({"W", "H", "busy", "K", "idle_routes", "threads"})
+    ->Args({32, 8, 4, 20000, 0, 1})
+    ->Args({32, 8, 4, 20000, 0, 2})
+    ->Args({32, 8, 4, 20000, 1, 2})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 

@@ -2,8 +2,11 @@
 // How the mesh is shared among worker threads: bands of whole rows, dealt to the workers in turn.
 // Several bands per worker keep the load even when work sweeps across the mesh as a wave (a
 // multicast running south, partial sums running east): each worker always holds some of the
-// rows the wave is in.
+// rows the wave is in. Bands hold equal shares of the work the kernel placed on the mesh (known
+// before the run: Wafer::work_estimate), not of its tiles, so a kernel that uses some rows of a
+// mesh has those rows shared among the workers, not the idle ones.
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "fabric/geometry.hpp"
@@ -21,8 +24,13 @@ struct Partition {
   std::vector<uint16_t> owner;  // tile -> worker
 
   // `workers` is clamped to [1, rows] (or [1, columns] for a mesh with fewer rows than workers);
-  // each worker gets up to bands_per_worker bands, fewer on small meshes (bands of >= 128 tiles).
-  static Partition make(MeshShape shape, unsigned workers, unsigned bands_per_worker = 16);
+  // each worker gets up to bands_per_worker bands, fewer on small meshes or kernels (bands of >= 128
+  // tiles, counting with `work` only the tiles that have some).
+  // `work`, one figure per tile (or empty: every tile alike), is what stepping the tile costs;
+  // band edges are placed so that every band holds as equal a share of it as whole rows (or
+  // columns) allow, each band at least one row. All zero counts as every tile alike.
+  static Partition make(MeshShape shape, unsigned workers, unsigned bands_per_worker = 16,
+                        std::span<const uint32_t> work = {});
   // The workers make() would use for `workers` asked: what a run reports as its threads.
   static unsigned workers_for(MeshShape shape, unsigned workers);
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <fstream>
 
@@ -397,6 +398,90 @@ TEST(Partition, BandsCoverTheMeshExactlyOnceAndShareRowsEvenly) {
   }
   EXPECT_EQ(Partition::make({5, 3}, 8).workers, 5u);  // too few rows: column bands, one per column
   EXPECT_EQ(Partition::make({512, 1}, 2).workers, 2u);
+}
+
+// Bands hold equal shares of the work, worked out by hand: the line before which the work comes
+// nearest to each band's share, each band at least one line; with every tile alike (or all zero)
+// the bands of equal tile counts; a work figure per tile or an error.
+TEST(Partition, BandsHoldEqualSharesOfTheWork) {
+  auto edges = [](const Partition& p) {
+    std::vector<std::array<uint32_t, 5>> e;
+    for (const Block& b : p.blocks) e.push_back({b.x0, b.y0, b.x1, b.y1, b.worker});
+    return e;
+  };
+  using E = std::vector<std::array<uint32_t, 5>>;
+  // 32 x 8 with work on the four northmost rows: 128 busy tiles, one band each; the cut at row 2.
+  std::vector<uint32_t> north(32 * 8, 0);
+  std::fill(north.begin(), north.begin() + 4 * 32, 1u);
+  EXPECT_EQ(edges(Partition::make({32, 8}, 2, 16, north)), (E{{0, 0, 32, 2, 0}, {0, 2, 32, 8, 1}}));
+  EXPECT_EQ(edges(Partition::make({32, 8}, 2)), (E{{0, 0, 32, 4, 0}, {0, 4, 32, 8, 1}}));  // by tiles
+  // Rows of work 3, 1, 1, 1 on a 1 x 4 mesh: half the work is row 0's.
+  EXPECT_EQ(edges(Partition::make({1, 4}, 2, 16, std::vector<uint32_t>{3, 1, 1, 1})), (E{{0, 0, 1, 1, 0}, {0, 1, 1, 4, 1}}));
+  // Rows of work 0, 0, 0, 5: every band keeps a row, the last band the row with the work.
+  EXPECT_EQ(edges(Partition::make({1, 4}, 3, 16, std::vector<uint32_t>{0, 0, 0, 5})),
+            (E{{0, 0, 1, 2, 0}, {0, 2, 1, 3, 1}, {0, 3, 1, 4, 2}}));
+  // A row with work on its first 100 columns: column bands, cut at column 50.
+  std::vector<uint32_t> west(512, 0);
+  std::fill(west.begin(), west.begin() + 100, 2u);
+  EXPECT_EQ(edges(Partition::make({512, 1}, 2, 16, west)), (E{{0, 0, 50, 1, 0}, {50, 0, 512, 1, 1}}));
+  // Every tile alike, or no work anywhere: the bands of equal tile counts, however many.
+  for (unsigned workers : {1u, 2u, 3u, 7u})
+    for (MeshShape shape : {MeshShape{130, 40}, MeshShape{16, 16}, MeshShape{300, 2}}) {
+      const auto plain = edges(Partition::make(shape, workers));
+      EXPECT_EQ(edges(Partition::make(shape, workers, 16, std::vector<uint32_t>(shape.tiles(), 7))), plain);
+      EXPECT_EQ(edges(Partition::make(shape, workers, 16, std::vector<uint32_t>(shape.tiles(), 0))), plain);
+    }
+  EXPECT_THROW(Partition::make({4, 4}, 2, 16, std::vector<uint32_t>(15, 1)), std::invalid_argument);
+}
+
+// A kernel on part of a mesh (saturated flows on the north rows of 32 x 8, the rest idle): the
+// wafer's estimate counts a PE's program and each colour through a router, the two workers' bands
+// share the busy rows, and every arrival and link counter is the one-worker run's at 2 and 3
+// workers. With a route on every idle row as well, the estimate sees every row alike and the cut
+// falls where equal tile counts put it.
+TEST(Partition, AWaferCutsItsBandsByTheWorkItsKernelPlaced) {
+  auto build = [](unsigned threads, bool idle_routes) {
+    MachineSpec s = test::spec(1);
+    s.io_bytes_per_cycle = 0;  // every port at link rate
+    auto wafer = std::make_unique<Wafer>(s, MeshShape{32, 8});
+    Mesh& m = wafer->mesh();
+    for (uint32_t y = 0; y < 8; ++y) {
+      if (y >= 4 && !idle_routes) continue;
+      for (uint32_t x = 0; x < 32; ++x) m.set_route({x, y}, Colour(y < 4 ? 0 : 1), Route::make(Dir::West, {Dir::East}));
+      IngressPort& in = m.add_ingress({0, y}, Dir::West);
+      if (y < 4)
+        for (uint32_t k = 0; k < 300; ++k) in.enqueue(Wavelet{y * 1000 + k, 0});
+      m.add_egress({31, y}, Dir::East);
+    }
+    wafer->finalize(threads);
+    return wafer;
+  };
+  auto one = build(1, false);
+  const std::vector<uint32_t> work = one->work_estimate();
+  EXPECT_EQ(work[0], 1u);            // one colour through (0,0), no program
+  EXPECT_EQ(work[5 * 32 + 3], 0u);   // an idle tile
+  EXPECT_EQ(build(1, true)->work_estimate()[5 * 32 + 3], 1u);
+  one->run(1'000'000);
+  const auto single = arrivals_of(one->mesh());
+  const auto single_links = link_counters_of(one->mesh());
+  ASSERT_EQ(single.size(), 4u * 300);
+  for (unsigned threads : {2u, 3u}) {
+    auto many = build(threads, false);
+    const Partition& p = many->partition();
+    if (threads == 2) {
+      ASSERT_EQ(p.blocks.size(), 2u);
+      EXPECT_EQ(p.blocks[0].y1, 2u);  // two busy rows each, not four and none
+    }
+    many->run(1'000'000);
+    EXPECT_EQ(link_counters_of(many->mesh()), single_links) << threads << " threads";
+    const auto got = arrivals_of(many->mesh());
+    ASSERT_EQ(got.size(), single.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i].cycle, single[i].cycle) << threads << " threads, arrival " << i;
+      ASSERT_EQ(got[i].wavelet.payload, single[i].wavelet.payload) << threads << " threads, arrival " << i;
+    }
+  }
+  EXPECT_EQ(build(2, true)->partition().blocks[0].y1, 4u);
 }
 
 }  // namespace

@@ -16,7 +16,8 @@ Wafer::Wafer(const MachineSpec& spec, MeshShape shape)
 }
 
 void Wafer::finalize(unsigned threads) {
-  partition_ = Partition::make(shape(), threads);
+  work_ = work_estimate();
+  partition_ = Partition::make(shape(), threads, 16, work_);
   mesh_.finalize(partition_);
   for (TileId t = 0; t < pes_.size(); ++t) {
     Pe& pe = pes_[t];
@@ -41,7 +42,7 @@ void Wafer::finalize(unsigned threads) {
 void Wafer::set_workers(unsigned threads) {
   if (!finalized_) throw std::logic_error("Wafer::set_workers before finalize");
   if (Partition::workers_for(shape(), threads) == partition_.workers) return;
-  partition_ = Partition::make(shape(), threads);
+  partition_ = Partition::make(shape(), threads, 16, work_);
   mesh_.repartition(partition_);
 }
 
@@ -52,6 +53,15 @@ uint64_t Wafer::tiles_in_use() const {
     n += programmed_[t] || (r && !r->lanes.empty());
   }
   return n;
+}
+
+std::vector<uint32_t> Wafer::work_estimate() const {
+  std::vector<uint32_t> work(pes_.size(), 0);
+  for (TileId t = 0; t < pes_.size(); ++t) {
+    const Router* r = mesh_.router(t);
+    work[t] = uint32_t(programmed_[t] != 0) + uint32_t(r ? r->lanes.size() : 0);
+  }
+  return work;
 }
 
 void Wafer::seed(const Block& b, Scheduler& s) {

@@ -50,6 +50,12 @@ class Wafer {
   unsigned workers() const { return partition_.workers; }
   // Tiles a placed kernel uses: a program on the PE or a colour routed through the router.
   uint64_t tiles_in_use() const;
+  // What stepping each tile will cost, as far as the placed kernel tells before the run: one for
+  // a program on its PE and one per colour routed through its router (each a stream of wavelets
+  // to take in and pass on). Partition::make cuts the worker bands by it.
+  std::vector<uint32_t> work_estimate() const;
+  // The bands the runs are stepped in (Partition::make over work_estimate()).
+  const Partition& partition() const { return partition_; }
   // Runs from the wafer's clock until nothing is left to do, or for max_cycles. The clock then
   // stands at the end of the run, so a later run (the next layer, the next pass) continues it
   // with SRAM, routes and counters as they were. With hooks.sample_interval > 0, counters are
@@ -102,6 +108,7 @@ class Wafer {
   std::vector<uint8_t> programmed_;  // per tile: its PE has a program (a byte each, so a step of a
                                     // tile without one does not read the PE)
   Partition partition_;
+  std::vector<uint32_t> work_;  // work_estimate() at finalize
   Cycle clock_ = 0;
   bool finalized_ = false;
 };
