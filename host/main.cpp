@@ -73,8 +73,15 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
               (unsigned long long)j["wavelets"].get<uint64_t>(), (unsigned long long)j["wavelet_hops"].get<uint64_t>(),
               100 * j["link_util_max"].get<double>(), (unsigned long long)j["backpressure_cycles"].get<uint64_t>());
   std::printf("  SRAM high water   %u bytes per PE\n", j["sram_high_water_bytes"].get<uint32_t>());
-  std::printf("  host              %.3f s, %.3g PE-cycles/s\n", j["host_seconds"].get<double>(),
+  std::printf("  host              %.3f s, %.3g PE-cycles/s", j["host_seconds"].get<double>(),
               j["pe_cycles_per_second"].get<double>());
+  if (const auto& work = j["threads_detail"]["work_per_worker"]; work.size() > 1) {
+    // What the bands gave each worker of the placed kernel's work (Wafer::work_estimate).
+    std::string shares;
+    for (const auto& w : work) shares += (shares.empty() ? "" : " / ") + std::to_string(w.get<uint64_t>());
+    std::printf(", work per worker %s", shares.c_str());
+  }
+  std::printf("\n");
   std::printf("  checksum          %s\n  report            %s\n", j["checksum"].get<std::string>().c_str(),
               report.string().c_str());
   return 0;

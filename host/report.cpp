@@ -57,6 +57,26 @@ uint64_t checksum(const Wafer& wafer, const WaferRun& run, const std::vector<flo
   return f.h;
 }
 
+namespace {
+
+// How the run was shared among its workers: the bands each stepped (first and end row, or column
+// on a mesh cut into column bands) and the work the placed kernel put on each worker's bands
+// (Wafer::work_estimate), which the bands were cut to share evenly. Host scheduling, not a
+// property of the wafer: it depends on the thread count.
+nlohmann::json partition_detail(const Wafer& wafer) {
+  const Partition& p = wafer.partition();
+  const bool rows = p.blocks.empty() || (p.blocks.front().x0 == 0 && p.blocks.front().x1 == wafer.shape().width);
+  nlohmann::json bands = nlohmann::json::array();
+  for (const Block& b : p.blocks)
+    bands.push_back({rows ? b.y0 : b.x0, rows ? b.y1 : b.x1, b.worker});
+  std::vector<uint64_t> work(p.workers, 0);
+  const std::vector<uint32_t> estimate = wafer.work_estimate();
+  for (TileId t = 0; t < estimate.size(); ++t) work[p.owner[t]] += estimate[t];
+  return {{"bands_of", rows ? "rows" : "columns"}, {"bands", bands}, {"work_per_worker", work}};
+}
+
+}  // namespace
+
 nlohmann::json make_report(const RunConfig& cfg, const Wafer& wafer, const WaferRun& run,
                            const std::vector<float>& result) {
   const FabricTotals t = totals(wafer, run.cycles);
@@ -69,6 +89,7 @@ nlohmann::json make_report(const RunConfig& cfg, const Wafer& wafer, const Wafer
   j["machine"] = cfg.machine.name;
   j["mesh"] = {{"width", wafer.shape().width}, {"height", wafer.shape().height}};
   j["threads"] = run.threads;
+  j["threads_detail"] = partition_detail(wafer);
   j["cycles"] = run.cycles;
   j["cycles_simulated"] = run.engine.cycles_stepped;
   j["hit_cycle_limit"] = run.engine.hit_cycle_limit;

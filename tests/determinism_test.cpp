@@ -18,6 +18,7 @@ namespace {
 // Fields that describe the host rather than the wafer.
 nlohmann::json wafer_part(nlohmann::json j) {
   j.erase("threads");
+  j.erase("threads_detail");
   j.erase("host_seconds");
   j.erase("pe_cycles_per_second");
   j.erase("tile_cycles_per_second");
@@ -46,6 +47,22 @@ TEST(Determinism, GemvReportIsIdenticalAt1_2And4Threads) {
       EXPECT_EQ(0, std::memcmp(many.result.data(), one.result.data(), one.result.size() * sizeof(float)));
     }
   }
+}
+
+// The report says how the run was shared (threads_detail): the bands each worker stepped and the
+// work the kernel placed on each. A GEMV on 16x16 fills its mesh alike: at 2 workers rows 0-7 and
+// 8-15, equal work; at 1, one band with all of it.
+TEST(Determinism, TheReportSaysHowARunWasSharedAmongItsWorkers) {
+  const RunConfig cfg = gemv_config(16, 16, 300, 300);
+  const nlohmann::json two = run_job(cfg, 2).report["threads_detail"];
+  EXPECT_EQ(two["bands_of"], "rows");
+  EXPECT_EQ(two["bands"], nlohmann::json::parse("[[0, 8, 0], [8, 16, 1]]"));
+  ASSERT_EQ(two["work_per_worker"].size(), 2u);
+  EXPECT_GT(two["work_per_worker"][0].get<uint64_t>(), 256u);  // a program on every PE, and routes
+  EXPECT_EQ(two["work_per_worker"][0], two["work_per_worker"][1]);
+  const nlohmann::json one = run_job(cfg, 1).report["threads_detail"];
+  EXPECT_EQ(one["bands"], nlohmann::json::parse("[[0, 16, 0]]"));
+  EXPECT_EQ(one["work_per_worker"][0].get<uint64_t>(), 2 * two["work_per_worker"][0].get<uint64_t>());
 }
 
 // A congested fabric (many flows crossing block boundaries, backpressure from slow PEs) gives
