@@ -61,16 +61,15 @@ Partition Partition::make(MeshShape shape, unsigned workers, unsigned bands_per_
     throw std::invalid_argument("Partition::make: work has " + std::to_string(work.size()) + " figures for " +
                                 std::to_string(shape.tiles()) + " tiles");
   Partition p;
-  const bool rows = row_bands(shape, workers);
+  const bool rows = p.rows = row_bands(shape, workers);
   const uint32_t extent = rows ? shape.height : shape.width;
   p.workers = workers_for(shape, workers);
   // More bands balance a sweeping wave better, but every band edge costs a mailbox post per
-  // crossing wavelet and a polled link: keep bands at 128 tiles (with work on them) or more. (At 64, a 16x16 FC step
-  // on two workers had three band edges and ran slower than one worker; at 128 it has one and
-  // runs 1.5x faster: docs/performance.md.)
-  uint64_t busy = shape.tiles();  // with `work`: the tiles that have any
-  if (!work.empty() && std::any_of(work.begin(), work.end(), [](uint32_t v) { return v != 0; }))
-    busy = uint64_t(std::count_if(work.begin(), work.end(), [](uint32_t v) { return v != 0; }));
+  // crossing wavelet and a polled link: keep bands at 128 tiles (with work on them) or more.
+  // (At 64, a 16x16 FC step on two workers had three band edges and ran slower than one worker;
+  // at 128 it has one and runs 1.5x faster: docs/performance.md.)
+  uint64_t busy = uint64_t(std::count_if(work.begin(), work.end(), [](uint32_t v) { return v != 0; }));
+  if (busy == 0) busy = shape.tiles();  // no work given, or none anywhere: every tile alike
   const uint64_t by_size = std::max<uint64_t>(1, busy / (128 * uint64_t(p.workers)));
   const auto per_worker = uint32_t(std::min<uint64_t>(std::max(1u, bands_per_worker), by_size));
   const uint32_t bands = p.workers == 1 ? 1 : std::min<uint32_t>(extent, p.workers * per_worker);

@@ -22,6 +22,7 @@ struct Partition {
   unsigned workers = 1;
   std::vector<Block> blocks;
   std::vector<uint16_t> owner;  // tile -> worker
+  bool rows = true;             // bands of whole rows (else of whole columns)
 
   // `workers` is clamped to [1, rows] (or [1, columns] for a mesh with fewer rows than workers);
   // each worker gets up to bands_per_worker bands, fewer on small meshes or kernels (bands of >= 128

@@ -65,7 +65,7 @@ namespace {
 // property of the wafer: it depends on the thread count.
 nlohmann::json partition_detail(const Wafer& wafer) {
   const Partition& p = wafer.partition();
-  const bool rows = p.blocks.empty() || (p.blocks.front().x0 == 0 && p.blocks.front().x1 == wafer.shape().width);
+  const bool rows = p.rows;
   nlohmann::json bands = nlohmann::json::array();
   for (const Block& b : p.blocks)
     bands.push_back({rows ? b.y0 : b.x0, rows ? b.y1 : b.x1, b.worker});

@@ -1,5 +1,6 @@
 #include "wafer/wafer.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/errors.hpp"
@@ -47,12 +48,8 @@ void Wafer::set_workers(unsigned threads) {
 }
 
 uint64_t Wafer::tiles_in_use() const {
-  uint64_t n = 0;
-  for (TileId t = 0; t < pes_.size(); ++t) {
-    const Router* r = mesh_.router(t);
-    n += programmed_[t] || (r && !r->lanes.empty());
-  }
-  return n;
+  const std::vector<uint32_t> work = work_estimate();
+  return uint64_t(std::count_if(work.begin(), work.end(), [](uint32_t w) { return w != 0; }));
 }
 
 std::vector<uint32_t> Wafer::work_estimate() const {

@@ -48,7 +48,8 @@ class Wafer {
   // results do not depend on it.
   void set_workers(unsigned threads);
   unsigned workers() const { return partition_.workers; }
-  // Tiles a placed kernel uses: a program on the PE or a colour routed through the router.
+  // Tiles a placed kernel uses: a program on the PE or a colour routed through the router (the
+  // tiles with work_estimate() above zero).
   uint64_t tiles_in_use() const;
   // What stepping each tile will cost, as far as the placed kernel tells before the run: one for
   // a program on its PE and one per colour routed through its router (each a stream of wavelets
