@@ -22,30 +22,38 @@ struct LinkCounters {
 
 enum class LinkKind : uint8_t { Hop, RampDown, RampUp, Egress };
 
-// Two cache lines, aligned: the two queues' indices in the first, what a sender reads (latency,
-// ends, where to wake dst) and its counters in the second. (An egress link's port is its
-// router's, Router::egress, so the line has room.)
+// Two cache lines, aligned. The first holds all that a hop inside one worker's band touches: the
+// wavelets' queue; what the sender reads (latency, where to wake dst) and counts; and what the
+// receiver reads to hand a credit straight back (src, credit_into). So a hop's send and the
+// next router's credit return share one line, where they used to need both (one L1 miss more a
+// hop on a long row: docs/performance.md, eleventh round). The second holds the credits' queue
+// (such a hop does not use it: Lane::credit_back), the backpressure count and what set-up reads.
 struct alignas(64) Link {
-  // The queues first: they are what a router's step touches.
-  LinkQueue<Flit> flits;      // src -> dst
-  LinkQueue<Credit> credits;  // dst -> src
-  TileId src = 0, dst = 0;  // dst == src for RAMP links; unused for egress
-  Dir dir = Dir::East;      // direction of travel as seen from src
-  LinkKind kind = LinkKind::Hop;
+  LinkQueue<Flit> flits;  // src -> dst
   uint8_t latency = 1;
   // Set per run by Mesh::assign_notes: src and dst are stepped by one worker (always so for a
-  // RAMP link), so a credit's wake is Scheduler::wake_next(); and, with a latency of one, a
-  // wavelet's too.
-  bool same_worker = false, dst_next = false;
-  LinkCounters counters;      // written only by the src side
+  // RAMP link) and the latency is one, so a wavelet's wake is Scheduler::wake_next().
+  bool dst_next = false;
+  TileId src = 0;  // dst == src for RAMP links
   // Set per run by Mesh::assign_notes for a hop whose src router is stepped before its dst in
   // every cycle (one worker, and an earlier place in its order): dst returns credits straight
   // into src's lanes (Lane::credit_back) instead of through `credits`. src has stepped this
   // cycle already, so it sees such a credit from the next cycle on, as it would from the queue.
   Router* credit_into = nullptr;
-  // Where a wake of dst lands in a scheduler's bitmaps, worked out once (Mesh::build_links): the
-  // wake of every wavelet sent needs no shifts.
+  // Where a wake of dst lands in a scheduler's bitmaps, worked out once (Mesh::build_links).
   Scheduler::Place dst_place;
+  // Written only by the src side. Its wavelets end the first line; its backpressure cycles,
+  // counted only while a wavelet waits, begin the second.
+  LinkCounters counters;
+
+  LinkQueue<Credit> credits;  // dst -> src
+  TileId dst = 0;             // unused for egress
+  Dir dir = Dir::East;        // direction of travel as seen from src
+  LinkKind kind = LinkKind::Hop;
+  // src and dst are stepped by one worker (set with dst_next): a credit's wake is wake_next().
+  bool same_worker = false;
 };
+static_assert(sizeof(Link) == 128, "a link is two cache lines");
+
 
 }  // namespace wse

@@ -68,13 +68,14 @@ class Scheduler {
   // Wakes tile t, which this worker steps, at the next cycle: the commonest wake (a router that
   // can go on; a credit, or a hop of latency one, to a tile of this worker) without the tests.
   void wake_next(TileId t) { mark(next_, t); }
-  // The same through a tile's place in the bitmaps, worked out once (a link keeps its dst's):
-  // two ORs of stored masks, no shifts.
+  // The same through a tile's place in the bitmaps, worked out once (a link keeps its dst's): its
+  // word, and its bit in that word. Eight bytes, so that a link's first cache line has room for
+  // it beside all else a hop reads there (fabric/link.hpp): two shifts are cheaper than a line.
   struct Place {
-    uint32_t word = 0, summary = 0;
-    uint64_t bit = 0, summary_bit = 0;
+    uint32_t word = 0;   // t / 64; its summary bit is bit word % 64 of summary word word / 64
+    uint32_t shift = 0;  // t % 64
   };
-  static Place place_of(TileId t) { return {t >> 6, t >> 12, uint64_t(1) << (t & 63), uint64_t(1) << ((t >> 6) & 63)}; }
+  static Place place_of(TileId t) { return {t >> 6, t & 63}; }
   void wake_next(const Place& p) { mark(next_, p); }
 
   // A cycle in three parts. begin_cycle(now) brings the cycle's wakes from the wheel and the
@@ -185,8 +186,8 @@ class Scheduler {
   // stores through one pointer.
   static uint64_t& summary(uint64_t* n, size_t s) { return n[-1 - ptrdiff_t(s)]; }
   static void mark(uint64_t* n, const Place& p) {
-    n[p.word] |= p.bit;
-    summary(n, p.summary) |= p.summary_bit;
+    n[p.word] |= uint64_t(1) << p.shift;
+    summary(n, p.word >> 6) |= uint64_t(1) << (p.word & 63);
   }
   static void mark(uint64_t* n, TileId t) { mark(n, place_of(t)); }
   bool has_any(const uint64_t* n) const {
