@@ -158,8 +158,7 @@ void Mesh::build_links(const Partition& partition) {
   for (TileId t = 0; t < routers_.size(); ++t) {
     Router* r = routers_[t].get();
     if (!r) continue;
-    r->out_port.fill({});
-    r->in_port.fill({});
+    r->clear_ports();
     r->ingress.fill(nullptr);
     r->egress.fill(nullptr);
     r->rr.fill(0);
@@ -231,7 +230,7 @@ void Mesh::build_links(const Partition& partition) {
         l.kind = LinkKind::Hop, l.dst = shape_.id(n), l.latency = uint8_t(hop);
         downstream_cap = 0;
         for (const Lane& lane : routers_[l.dst]->lanes) downstream_cap = std::max<uint32_t>(downstream_cap, lane.cap);
-        routers_[l.dst]->in_port[size_t(opposite(Dir(d)))].link = &l;
+        routers_[l.dst]->in_port(opposite(Dir(d))).link = &l;
       } else {
         l.kind = LinkKind::Egress, l.dst = t, l.latency = uint8_t(hop);
         for (EgressPort& p : egress_)
@@ -246,7 +245,7 @@ void Mesh::build_links(const Partition& partition) {
         l.flits.init(l.latency + 2 + (holds ? colours_tx[d] * downstream_cap : 0));
         l.credits.init(colours_tx[d] * downstream_cap + 1);
       }
-      r->out_port[size_t(d)].link = &l;
+      r->out_port(Dir(d)).link = &l;
     }
     if (used_rx & bit(Dir::Ramp)) {  // the PE sends onto this router
       Link& l = links_.emplace_back();
@@ -257,7 +256,7 @@ void Mesh::build_links(const Partition& partition) {
         if (r->rx_union(lane) & bit(Dir::Ramp)) credits += lane.cap;
       l.flits.init(ramp + 2 + credits);  // room for what a switching colour holds back
       l.credits.init(credits);
-      r->in_port[size_t(Dir::Ramp)].link = &l;
+      r->in_port(Dir::Ramp).link = &l;
     }
   }
   for (IngressPort& p : ingress_) {
@@ -311,8 +310,11 @@ void Mesh::assign_notes(const Partition& partition) {
   }
   // The plain lanes that send to an output alone (Lane::sole_out): their route's only tx is a
   // link that returns credits, and no other lane's route (in any switch position) names it.
+  port_lines_.assign(routers_.size(), 0);
   for (auto& r : routers_) {
     if (!r) continue;
+    for (const Lane& lane : r->lanes)
+      port_lines_[size_t(&r - routers_.data())] |= Router::port_lines_of(r->rx_union(lane), r->tx_union(lane));
     std::array<uint8_t, kDirs> users{};
     for (const Lane& lane : r->lanes)
       for (uint32_t m = r->tx_union(lane); m; m &= m - 1) ++users[size_t(std::countr_zero(m))];
@@ -335,9 +337,12 @@ void Mesh::assign_notes(const Partition& partition) {
   for (auto& r : routers_) {
     if (!r) continue;
     r->noted_in = r->in_links, r->noted_credits = r->credit_links;
-    for (Router::InPort& p : r->in_port) p.flits = p.link ? p.link->flits.reader() : LinkQueue<Flit>::Reader{};
-    for (Router::OutPort& p : r->out_port)
-      p.credits = p.link && p.link->kind != LinkKind::Egress ? p.link->credits.reader() : LinkQueue<Credit>::Reader{};
+    for (int d = 0; d < kDirs; ++d) {
+      Router::InPort& i = r->in_port(Dir(d));
+      i.flits = i.link ? i.link->flits.reader() : LinkQueue<Flit>::Reader{};
+      Router::OutPort& o = r->out_port(Dir(d));
+      o.credits = o.link && o.link->kind != LinkKind::Egress ? o.link->credits.reader() : LinkQueue<Credit>::Reader{};
+    }
   }
 }
 

@@ -53,6 +53,9 @@ class Mesh {
 
   Router* router(TileId t) { return routers_[t].get(); }
   const Router* router(TileId t) const { return routers_[t].get(); }
+  // Which of router t's port lines (Router::port_line) its lanes read, for this run's routes
+  // (set by assign_notes): what to prefetch before it steps.
+  uint8_t port_lines(TileId t) const { return port_lines_[t]; }
   const std::deque<Link>& links() const { return links_; }
   std::deque<Link>& links() { return links_; }
   const std::deque<IngressPort>& ingress_ports() const { return ingress_; }
@@ -75,6 +78,7 @@ class Mesh {
   MachineSpec spec_;
   MeshShape shape_;
   std::vector<std::unique_ptr<Router>> routers_;
+  std::vector<uint8_t> port_lines_;  // per tile (assign_notes)
   std::deque<Link> links_;
   std::deque<IngressPort> ingress_;
   std::deque<EgressPort> egress_;

@@ -39,8 +39,9 @@ void Router::overflow(const Lane& lane) const {
 inline void Router::take_credits(uint32_t credit_m, Cycle now) {
   for (uint32_t m = credit_m; m; m &= m - 1) {
     const int d = std::countr_zero(m);
-    Link* l = out_port[size_t(d)].link;
-    LinkQueue<Credit>::Reader& r = out_port[size_t(d)].credits;
+    OutPort& port = out_port(Dir(d));
+    Link* l = port.link;
+    LinkQueue<Credit>::Reader& r = port.credits;
     const Credit* const ring = r.ring;
     const uint32_t mask = r.mask, first = r.head, tail = l->credits.tail();
     uint32_t head = first;
@@ -62,8 +63,9 @@ inline void Router::take_credits(uint32_t credit_m, Cycle now) {
 // compiler store and reload it.
 template <class Take>
 [[gnu::always_inline]] inline bool Router::take_arrived(int d, Cycle now, Take&& take) {
-  Link* l = in_port[size_t(d)].link;
-  LinkQueue<Flit>::Reader& r = in_port[size_t(d)].flits;
+  InPort& port = in_port(Dir(d));
+  Link* l = port.link;
+  LinkQueue<Flit>::Reader& r = port.flits;
   const Flit* const ring = r.ring;
   const uint32_t mask = r.mask, first = r.head, tail = l->flits.tail();
   uint32_t head = first;
@@ -281,7 +283,7 @@ void Router::forward_general(TileId self, Cycle now, Scheduler& s) {
   for (uint32_t outs = wanted_; outs; outs &= outs - 1) {
     const int d = std::countr_zero(outs);
     const uint32_t cand = want_[size_t(d)];
-    Link* link = out_port[size_t(d)].link;
+    Link* link = out_link(Dir(d));
     // The lanes that can send: a credit toward d each, or (an egress port) the port's next slot.
     // (An out link without credits is an egress link, on a mesh side.)
     EgressPort* const port = credit_links & (1u << d) ? nullptr : egress[size_t(d)];

@@ -48,9 +48,9 @@ struct LaneExt {
 
 // Laid out for the step: the first cache line holds the lanes' base, what each output wants, the
 // link masks and the sleep state; the second the colour -> lane table and the round-robin
-// state; then a port per direction and way (its link and where this router reads the link's
-// queue). A step reads the first two lines and the ports it uses (and its lanes and links); the
-// cold rest follows.
+// state; then a line of ports per direction (an in link and the opposite out link, each with
+// where this router reads the link's queue). A step reads the first two lines and the port
+// lines its lanes use (and its lanes and links); the cold rest follows.
 class alignas(64) Router {
  public:
   std::vector<Lane> lanes;
@@ -95,10 +95,33 @@ class alignas(64) Router {
     Link* link = nullptr;
     LinkQueue<Flit>::Reader flits;
   };
-  std::array<OutPort, kDirs> out_port{};  // toward tx targets
-  std::array<InPort, kDirs> in_port{};    // from rx sources (hops, ramp-up)
-  Link* out_link(Dir d) const { return out_port[size_t(d)].link; }
-  Link* in_link(Dir d) const { return in_port[size_t(d)].link; }
+  // A cache line per direction d: the in link from d beside the out link toward d's opposite (the
+  // RAMP's beside the RAMP's), the two ports of a wavelet going straight through. A hop's step
+  // then reads one line of ports where it read two (docs/performance.md, eleventh round).
+  struct alignas(64) Ports {
+    InPort in;
+    OutPort out;
+  };
+  InPort& in_port(Dir d) { return ports_[size_t(d)].in; }    // from rx sources (hops, ramp-up)
+  OutPort& out_port(Dir d) { return ports_[size_t(opposite(d))].out; }  // toward tx targets
+  const InPort& in_port(Dir d) const { return ports_[size_t(d)].in; }
+  const OutPort& out_port(Dir d) const { return ports_[size_t(opposite(d))].out; }
+  Link* out_link(Dir d) const { return out_port(d).link; }
+  Link* in_link(Dir d) const { return in_port(d).link; }
+  // The line of ports_[i] (for a prefetch: Mesh::port_lines says which a router's lanes use).
+  const void* port_line(size_t i) const { return &ports_[i]; }
+  // The ports_ lines that lanes with these rx and tx sets read.
+  static uint8_t port_lines_of(uint8_t rx, uint8_t tx) {
+    uint8_t m = rx;
+    for (uint32_t t = tx; t; t &= t - 1) m |= bit(opposite(Dir(std::countr_zero(t))));
+    return m;
+  }
+  void clear_ports() { ports_.fill({}); }
+
+ private:
+  std::array<Ports, kDirs> ports_{};
+
+ public:
 
   std::vector<LaneExt> ext;
   std::array<IngressPort*, kMeshDirs> ingress{};
@@ -169,12 +192,12 @@ class alignas(64) Router {
   void left_over(Cycle now, Wake&& wake) const {
     for (const Lane& l : lanes)
       if (l.count || (l.ext >= 0 && ext[size_t(l.ext)].held_count)) wake(now);
-    for (const InPort& p : in_port)
-      if (p.link)
+    for (const Ports& q : ports_)
+      if (const InPort& p = q.in; p.link)
         for (auto r = p.flits; p.link->flits.holds(r); ++r.head) wake(std::max(now, r.at().arrival));
     for (int d = 0; d < kDirs; ++d)
       if (credit_links & (1u << d))
-        for (auto r = out_port[size_t(d)].credits; out_port[size_t(d)].link->credits.holds(r); ++r.head) wake(std::max(now, r.at().visible));
+        for (auto r = out_port(Dir(d)).credits; out_link(Dir(d))->credits.holds(r); ++r.head) wake(std::max(now, r.at().visible));
   }
   // What this router's lanes hold and wait for, a line each (for a hang diagnosis).
   std::vector<std::string> waiting_on() const;
@@ -247,7 +270,7 @@ class alignas(64) Router {
   // credit toward d spent, the far end woken for its arrival, counted. (Its lane's own count
   // and the credit upstream are the caller's.)
   void send(Lane& lane, size_t i, int d, uint32_t payload, uint8_t flags, Cycle now, Scheduler& s) {
-    Link* link = out_port[size_t(d)].link;
+    Link* link = out_link(Dir(d));
     rr[size_t(d)] = uint8_t(i);
     const Cycle arrival = now + link->latency;
     link->flits.push({arrival, payload, lane.colour, flags});
@@ -257,7 +280,7 @@ class alignas(64) Router {
     ++link->counters.wavelets;
   }
   void return_credit(const Lane& lane, Dir from, TileId self, Cycle now, Scheduler& s) {
-    if (Link* up = in_port[size_t(from)].link) {
+    if (Link* up = in_link(from)) {
       if (lane.credit_back) {
         ++*lane.credit_back;
         up->credit_into->sleep_ &= uint8_t(~kAsleep);  // its forward() must look again (as a credit taken in ingest() makes it)

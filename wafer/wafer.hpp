@@ -1,6 +1,7 @@
 #pragma once
 // One wafer: the fabric's mesh of routers and a PE on every tile, stepped together by the cycle
 // engine. This is where the PE meets the fabric, through the RAMP links only.
+#include <bit>
 #include <memory>
 #include <vector>
 
@@ -87,7 +88,8 @@ class Wafer {
   void prefetch(TileId t) const {
     if (const Router* r = mesh_.router(t)) {
       const char* p = reinterpret_cast<const char*>(r);
-      __builtin_prefetch(p), __builtin_prefetch(p + 64), __builtin_prefetch(p + 128);
+      __builtin_prefetch(p), __builtin_prefetch(p + 64);
+      for (uint32_t m = mesh_.port_lines(t); m; m &= m - 1) __builtin_prefetch(r->port_line(size_t(std::countr_zero(m))));
     }
     if (programmed_[t]) __builtin_prefetch(&pes_[t]);
   }
