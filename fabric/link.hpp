@@ -55,5 +55,4 @@ struct alignas(64) Link {
 };
 static_assert(sizeof(Link) == 128, "a link is two cache lines");
 
-
 }  // namespace wse
