@@ -285,8 +285,9 @@ void Mesh::assign_notes(const Partition& partition) {
   for (const Link& l : links_)
     if (partition.owner[l.src] != partition.owner[l.dst]) at_edge[l.src] = at_edge[l.dst] = 1;
   for (Link& l : links_) {
-    l.flits.set_note(nullptr, 0);
-    l.credits.set_note(nullptr, 0);
+    // (The PE notes itself of what reaches its ends of the RAMP links: Pe::attach.)
+    if (l.kind != LinkKind::RampDown) l.flits.set_note(nullptr, 0);
+    if (l.kind != LinkKind::RampUp) l.credits.set_note(nullptr, 0);
     l.same_worker = l.dst_next = false;
     l.credit_into = nullptr;
     if (l.kind == LinkKind::Egress) continue;

@@ -25,6 +25,9 @@ void Pe::attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
                      std::to_string(spec.pe_output_queues) + " output queues");
   ramp_down_ = ramp_down;
   ramp_up_ = ramp_up;
+  // The router's pushes onto these ends note this PE (Mesh::assign_notes leaves them to it).
+  if (ramp_down_) ramp_down_->flits.set_note(&noted_, kNotedFlits);
+  if (ramp_up_) ramp_up_->credits.set_note(&noted_, kNotedCredits);
   queues_.clear();
   outq_.clear();
   queue_of_.fill(-1);
@@ -59,6 +62,7 @@ void Pe::attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
 
 void Pe::rearm() {
   started_ = false;
+  due_ = 0;  // the first step of a run is never skipped
   woken_for_ = kNever;  // a run has a scheduler of its own
   local_blocked_ = program ? program->blocked_locals : 0;
   colour_blocked_ = program ? program->blocked_colours : 0;
@@ -134,9 +138,13 @@ void Pe::fail(const ActiveOp* a, const std::string& what) const {
 // ---- ingest ----
 
 void Pe::ingest(TileId self, Cycle now, Scheduler& s, const MachineSpec&) {
+  noted_ = 0;
   if (Link* l = ramp_down_) {
     while (const Flit* f = l->flits.front()) {
-      if (f->arrival > now) break;
+      if (f->arrival > now) {
+        noted_ |= kNotedFlits;  // on its way: step again (the router woke us for its arrival)
+        break;
+      }
       ++counters.wavelets_in;
       if (f->flags & kControl) {
         // A control wavelet is for the routers: the CE drops it (and frees its queue slot).
@@ -155,7 +163,10 @@ void Pe::ingest(TileId self, Cycle now, Scheduler& s, const MachineSpec&) {
   }
   if (Link* l = ramp_up_) {
     while (const Credit* c = l->credits.front()) {
-      if (c->visible > now) break;
+      if (c->visible > now) {
+        noted_ |= kNotedCredits;
+        break;
+      }
       ++credits_[c->colour];
       l->credits.pop();
     }
@@ -530,6 +541,7 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
   if (out_wavelets_)
     for (const PeOutputQueue& q : outq_)
       if (q.count && (!q.head_ready(now) || credits_[q.colour])) consider(q.head_ready_at(now));
+  due_ = next;  // until then (or a push onto a RAMP link) a step would change nothing
   if (next != kNever) wake(self, next, s);
 }
 

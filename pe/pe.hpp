@@ -75,7 +75,24 @@ struct TaskCost {
 // Cache-line aligned: the wafer keeps its PEs side by side, and two PEs stepped by different
 // workers (either side of a band edge) must not share a line that both write every step.
 class alignas(64) Pe {
+  // What due() reads, first in the PE's first line (which the wafer prefetches). `noted_` is set
+  // by the router's pushes onto the RAMP links (LinkQueue::set_note, by attach(); the router is
+  // on the same tile, so stepped by the same worker): kNotedFlits for a wavelet on RAMP-down,
+  // kNotedCredits for a credit on RAMP-up. ingest() clears it and notes again a link that holds
+  // what is not visible yet. `due_` is the cycle the last step asked to be stepped at next.
+  static constexpr uint8_t kNotedFlits = 1, kNotedCredits = 2;
+  Cycle due_ = 0;
+  uint8_t noted_ = 0;
+
  public:
+  // Whether step() may do anything at `now`. Between its steps a PE's state changes only through
+  // its RAMP links, so a step is needed only at the cycle the last one computed (the first cycle
+  // a thread or an output queue can move, `due_`) or after the router pushed a wavelet onto its
+  // RAMP-down link or a credit onto its RAMP-up link (`noted_`, set by the push). A tile woken
+  // for its router alone (a wavelet passing through) then skips its PE: the step it skips would
+  // find nothing ready and change nothing.
+  bool due(Cycle now) const { return noted_ != 0 || now >= due_; }
+
   Coord coord;
   const Program* program = nullptr;
   Sram sram;

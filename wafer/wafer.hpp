@@ -99,7 +99,7 @@ class Wafer {
       r->begin_step(now);
       if (r->may_ingest()) r->ingest(t, now, s);
     }
-    if (programmed_[t]) pes_[t].step(t, now, s, spec());
+    if (programmed_[t] && pes_[t].due(now)) pes_[t].step(t, now, s, spec());
     if (r && r->may_forward(now)) r->forward(t, now, s);
   }
 
