@@ -278,6 +278,16 @@ void Router::next_head(size_t i, TileId self, Cycle now, Scheduler& s) {
 }
 
 void Router::forward_general(TileId self, Cycle now, Scheduler& s) {
+  // One plain lane wants every wanted output, each a link that returns credits (a multicast head,
+  // the FC step's broadcasts, often waiting for one of its outputs): no arbitration. It makes
+  // the same changes as the loop below would.
+  uint32_t lanes_m = 0;
+  for (uint32_t outs = wanted_; outs; outs &= outs - 1) lanes_m |= want_[size_t(std::countr_zero(outs))];
+  if (!(lanes_m & (lanes_m - 1)) && (credit_links & wanted_) == wanted_) {
+    const auto i = size_t(std::countr_zero(lanes_m));
+    Lane& lane = lanes[i];
+    if (lane.ext < 0 && !lane.front_control()) return forward_one_lane(lane, i, self, now, s);
+  }
   uint32_t waited = 0;    // lanes whose head found no credit on some output this cycle
   uint32_t finished = 0;  // lanes whose head has reached every tx target
   for (uint32_t outs = wanted_; outs; outs &= outs - 1) {
@@ -327,6 +337,34 @@ void Router::forward_general(TileId self, Cycle now, Scheduler& s) {
     if (more) add_head(i, self, now, s);  // (its kWoken is cleared by sleep_or_wake() below)
   }
 
+  sleep_or_wake(self, now, s);
+}
+
+void Router::forward_one_lane(Lane& lane, size_t i, TileId self, Cycle now, Scheduler& s) {
+  // (The lane's pending targets are the wanted outputs: it is the only lane that wants any.)
+  uint8_t waiting = 0;  // outputs without a credit this cycle
+  for (uint32_t outs = wanted_; outs; outs &= outs - 1) {
+    const int d = std::countr_zero(outs);
+    if (lane.credits[d]) {
+      send(lane, i, d, lane.front(), 0, now, s);
+    } else {
+      ++out_link(Dir(d))->counters.backpressure_cycles;
+      waiting |= uint8_t(1u << d);
+    }
+  }
+  for (uint32_t outs = wanted_ & ~waiting; outs; outs &= outs - 1) want_[size_t(std::countr_zero(outs))] = 0;
+  wanted_ = waiting, lane.pending = waiting;
+  if (waiting) {
+    // The head waits for credits toward the outputs left, all of which it has just found
+    // without one: what sleep_or_wake() would find.
+    ++lane.counters.backpressure_cycles;
+    blocked_lanes_ = 1u << i, blocked_links_ = waiting, sleep_ = kAsleep;
+    return;
+  }
+  ++lane.counters.wavelets;
+  const bool more = lane.pop();
+  return_credit(lane, lane.rx, self, now, s);
+  if (more) add_head(i, self, now, s);
   sleep_or_wake(self, now, s);
 }
 

@@ -260,6 +260,8 @@ class alignas(64) Router {
   // forward() beyond its unicast fast path: every wanted output arbitrated, finished heads popped,
   // then sleep_or_wake(). Out of line, so the fast path keeps its state in registers.
   [[gnu::noinline]] void forward_general(TileId self, Cycle now, Scheduler& s);
+  // forward_general() when one plain lane wants every wanted output and they all return credits.
+  void forward_one_lane(Lane& lane, size_t i, TileId self, Cycle now, Scheduler& s);
   // The fast path's lane has a next head for another route (or a special one).
   [[gnu::noinline]] void next_head(size_t i, TileId self, Cycle now, Scheduler& s);
   // After forward(): wake next cycle if some head can go then, else sleep (the blocked state).
