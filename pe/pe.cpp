@@ -470,7 +470,7 @@ bool Pe::drain(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
 }
 
 void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
-  ingest(self, now, s, spec);
+  if (noted_) ingest(self, now, s, spec);  // (nothing reached the RAMP links since the last one took all)
   if (stall_from_ != kNever) {  // slept through a send stall; a credit (or an arrival) woke us
     counters.stall_send_cycles += now - stall_from_;
     stall_from_ = kNever;
