@@ -347,12 +347,12 @@ void Router::forward_one_lane(Lane& lane, size_t i, TileId self, Cycle now, Sche
     const int d = std::countr_zero(outs);
     if (lane.credits[d]) {
       send(lane, i, d, lane.front(), 0, now, s);
+      want_[size_t(d)] = 0;
     } else {
       ++out_link(Dir(d))->counters.backpressure_cycles;
       waiting |= uint8_t(1u << d);
     }
   }
-  for (uint32_t outs = wanted_ & ~waiting; outs; outs &= outs - 1) want_[size_t(std::countr_zero(outs))] = 0;
   wanted_ = waiting, lane.pending = waiting;
   if (waiting) {
     // The head waits for credits toward the outputs left, all of which it has just found
