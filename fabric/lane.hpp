@@ -9,6 +9,8 @@
 
 namespace wse {
 
+struct Link;
+
 struct LaneCounters {
   uint64_t wavelets = 0;             // wavelets that left this lane (all tx copies done)
   uint64_t backpressure_cycles = 0;  // cycles the head waited for a credit
@@ -38,6 +40,9 @@ struct alignas(64) Lane {
   // credit_into): the credit count toward us of that router's lane, which a credit returned by
   // this lane goes straight into instead of through the link's queue.
   uint8_t* credit_back = nullptr;
+  // With sole_out: that output's link, so a pass-through finds it from the lane it has loaded
+  // already instead of through the router's port table (one dependent load less on a hop).
+  Link* sole_link = nullptr;
   uint32_t control = 0;  // per slot: a control wavelet
   uint32_t advance = 0;  // per slot: advance this router's switch when the wavelet has left
   LaneCounters counters;

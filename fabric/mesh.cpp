@@ -320,10 +320,10 @@ void Mesh::assign_notes(const Partition& partition) {
     for (const Lane& lane : r->lanes)
       for (uint32_t m = r->tx_union(lane); m; m &= m - 1) ++users[size_t(std::countr_zero(m))];
     for (Lane& lane : r->lanes) {
-      lane.sole_out = 0;
+      lane.sole_out = 0, lane.sole_link = nullptr;
       if (lane.ext >= 0 || !std::has_single_bit(unsigned(lane.tx))) continue;
       const int d = std::countr_zero(unsigned(lane.tx));
-      if ((r->credit_links & bit(Dir(d))) && users[size_t(d)] == 1) lane.sole_out = uint8_t(d + 1);
+      if ((r->credit_links & bit(Dir(d))) && users[size_t(d)] == 1) lane.sole_out = uint8_t(d + 1), lane.sole_link = r->out_link(Dir(d));
     }
     // Where a plain lane's credits go straight back to (Lane::credit_back).
     for (Lane& lane : r->lanes) {
@@ -341,6 +341,7 @@ void Mesh::assign_notes(const Partition& partition) {
     for (int d = 0; d < kDirs; ++d) {
       Router::InPort& i = r->in_port(Dir(d));
       i.flits = i.link ? i.link->flits.reader() : LinkQueue<Flit>::Reader{};
+      i.lane = 0;  // a valid index (a link only brings wavelets to a router with lanes)
       Router::OutPort& o = r->out_port(Dir(d));
       o.credits = o.link && o.link->kind != LinkKind::Egress ? o.link->credits.reader() : LinkQueue<Credit>::Reader{};
     }

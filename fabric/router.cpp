@@ -9,8 +9,7 @@ namespace wse {
 void Router::count_slept(Cycle now) {
   const Cycle slept = now - last_step_ - 1;
   for (uint32_t m = blocked_lanes_; m; m &= m - 1) lanes[size_t(std::countr_zero(m))].counters.backpressure_cycles += slept;
-  for (int d = 0; d < kDirs; ++d)
-    if (blocked_links_ & bit(Dir(d))) out_link(Dir(d))->counters.backpressure_cycles += slept;
+  for (uint32_t m = blocked_links_; m; m &= m - 1) out_link(Dir(std::countr_zero(m)))->counters.backpressure_cycles += slept;
 }
 
 void Router::hold(size_t i, Dir from, uint32_t payload, uint8_t flags) {
@@ -72,12 +71,20 @@ template <class Take>
   bool all = true;
   for (; head != tail; ++head) {
     const Flit& f = ring[head & mask];
-    if (f.arrival > now) {
+    const Cycle arrival = f.arrival;
+    if (arrival > now) {
       noted_in |= uint8_t(1u << d);
       break;
     }
     if (!take(f)) {
       all = false;
+      break;
+    }
+    // A link carries at most one wavelet a cycle (its arrivals strictly increase), so one that
+    // arrives this very cycle is the last one visible: whatever follows arrives later, and keeps
+    // the link noted without being read (a busy link's step used to read it only to find that).
+    if (arrival == now) {
+      if (++head != tail) noted_in |= uint8_t(1u << d);
       break;
     }
   }
@@ -98,8 +105,10 @@ void Router::ingest(TileId self, Cycle now, Scheduler& s) {
   // goes on from the same entry.
   for (; in_m; in_m &= in_m - 1) {
     const int d = std::countr_zero(in_m);
+    uint8_t& hint = in_port(Dir(d)).lane;
     const bool all = take_arrived(d, now, [&](const Flit& f) {
-      const auto i = size_t(lane_of[f.colour]);
+      auto i = size_t(hint);
+      if (lanes[i].colour != f.colour) [[unlikely]] hint = uint8_t(i = size_t(lane_of[f.colour]));
       Lane& lane = lanes[i];
       if (lane.rx != Dir(d) || lane.ext >= 0 || f.flags) [[unlikely]] return false;
       // A pass-through: the lane is empty and alone on its output, which it has a credit for, so
@@ -109,7 +118,7 @@ void Router::ingest(TileId self, Cycle now, Scheduler& s) {
       // a pause between runs) is in the lane already. (A first one would not do: forward() would
       // send the next one, in the lane, on the same output in the same cycle.)
       if (lane.count == 0 && lane.sole_out && f.arrival == now && lane.credits[lane.sole_out - 1]) {
-        send(lane, i, lane.sole_out - 1, f.payload, 0, now, s);
+        send_on(lane.sole_link, lane, i, lane.sole_out - 1, f.payload, 0, now, s);
         ++lane.counters.wavelets;
         return_credit(lane, Dir(d), self, now, s);
         return true;

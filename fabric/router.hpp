@@ -94,6 +94,10 @@ class alignas(64) Router {
   struct InPort {
     Link* link = nullptr;
     LinkQueue<Flit>::Reader flits;
+    // The lane the last wavelet from this link joined (or passed through): the next one's,
+    // mostly. ingest() loads that lane beside the wavelet, where finding it through the
+    // wavelet's colour would wait for the wavelet first (a dependent load on every hop).
+    uint8_t lane = 0;
   };
   // A cache line per direction d: the in link from d beside the out link toward d's opposite (the
   // RAMP's beside the RAMP's), the two ports of a wavelet going straight through. A hop's step
@@ -272,7 +276,10 @@ class alignas(64) Router {
   // credit toward d spent, the far end woken for its arrival, counted. (Its lane's own count
   // and the credit upstream are the caller's.)
   void send(Lane& lane, size_t i, int d, uint32_t payload, uint8_t flags, Cycle now, Scheduler& s) {
-    Link* link = out_link(Dir(d));
+    send_on(out_link(Dir(d)), lane, i, d, payload, flags, now, s);
+  }
+  // The same, given output d's link.
+  void send_on(Link* link, Lane& lane, size_t i, int d, uint32_t payload, uint8_t flags, Cycle now, Scheduler& s) {
     rr[size_t(d)] = uint8_t(i);
     const Cycle arrival = now + link->latency;
     link->flits.push({arrival, payload, lane.colour, flags});
