@@ -19,6 +19,7 @@
 #include <new>
 #include <type_traits>
 #include <stdexcept>
+#include <string>
 
 namespace wse {
 
@@ -47,6 +48,13 @@ class LinkQueue {
   void push(const T& v) {
     const uint32_t t = tail_.load(std::memory_order_relaxed);
     if (t - head_.load(std::memory_order_acquire) > mask_) overflow();
+#ifdef WSE_CHECK_INVARIANTS
+    // A link carries at most one wavelet a cycle, so its arrivals strictly increase: a router's
+    // read of the link stops at a wavelet of this very cycle without looking further
+    // (Router::take_arrived). The entry before this one is still in the ring (capacity >= 2).
+    if constexpr (requires { v.arrival; })
+      if (t != 0 && ring_[(t - 1) & mask_].arrival >= v.arrival) out_of_order(v.arrival);
+#endif
     ring_[t & mask_] = v;
     tail_.store(t + 1, std::memory_order_release);
     *note_ |= note_bit_;
@@ -75,6 +83,10 @@ class LinkQueue {
 
  private:
   [[noreturn]] static void overflow() { throw std::logic_error("link queue overflow: credit accounting is broken"); }
+  [[noreturn]] static void out_of_order(uint64_t arrival) {
+    throw std::logic_error("link queue: a second wavelet arriving by cycle " + std::to_string(arrival) +
+                           " on one link (a link carries one a cycle)");
+  }
   static_assert(std::is_trivially_destructible_v<T>, "ring entries are freed without destruction");
   struct AlignedFree {
     void operator()(T* p) const { ::operator delete[](p, std::align_val_t{64}); }
