@@ -10,7 +10,13 @@
 // the count (the cycle engine's rule), so the choice can follow what is measured: a kind's first
 // run uses the most workers, its second one, and from then on each run uses whichever of the two
 // took fewer host seconds per simulated cycle at its last measurement, trying the other again
-// every kRetry runs, since a shared host's speed drifts.
+// after kRetry runs, since a shared host's speed drifts. Each retry that finds the other still
+// slower doubles the wait before the next one (up to kMaxRetry runs): a retry is a run on the
+// slower count, and at a fixed one run in 8 a long training run spent an eighth of its passes
+// there (7.5% more time than on the faster alone when two workers are 1.6x one). Once the
+// choice changes (a retry finds the other faster, or a run finds its own count slower than the
+// other's last), the wait starts again from kRetry.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -20,7 +26,8 @@ namespace wse {
 
 class WorkerTuner {
  public:
-  static constexpr uint32_t kRetry = 8;
+  static constexpr uint32_t kRetry = 8;      // runs on the faster count before the first retry
+  static constexpr uint32_t kMaxRetry = 64;  // the longest wait between retries
 
   // `most`: the workers the engine chose for the wafer (the tuner picks between it and one).
   explicit WorkerTuner(unsigned most) : most_(most < 1 ? 1 : most) {}
@@ -34,9 +41,8 @@ class WorkerTuner {
     if (it == kinds_.end() || it->second.runs[1] == 0) return most_;
     const Kind& k = it->second;
     if (k.runs[0] == 0) return 1;
-    const bool one_faster = k.last[0] < k.last[1];
-    const bool retry = k.total % kRetry == kRetry - 1;  // measure the slower one again
-    return one_faster != retry ? 1 : most_;
+    const bool retry = k.since >= k.wait;  // measure the slower one again
+    return k.one_faster() != retry ? 1 : most_;
   }
 
   // What a run of `kind` on `workers` workers took (its host seconds over its simulated cycles).
@@ -44,11 +50,24 @@ class WorkerTuner {
     if (cycles == 0) return;
     Kind& k = kinds_[kind];
     const size_t i = workers > 1 ? 1 : 0;
+    // A run on the count that was the slower one before it is a retry (or the second of the two
+    // first runs, after which the waiting starts).
+    const bool both = k.runs[0] && k.runs[1];
+    const bool one_was_faster = k.one_faster();
+    const bool on_slower = both && (i == 0) != one_was_faster;
     k.last[i] = host_seconds / double(cycles);
     k.seconds[i] += host_seconds;
     k.cycles[i] += cycles;
     ++k.runs[i];
     ++k.total;
+    const bool changed = k.one_faster() != one_was_faster;
+    if (!both || changed) {
+      k.since = 0, k.wait = kRetry;
+    } else if (on_slower) {  // a retry that found the other faster still
+      k.since = 0, k.wait = std::min(k.wait * 2, kMaxRetry);
+    } else {
+      ++k.since;
+    }
   }
 
   // Per kind, per choice ([0] = one worker, [1] = the most): for the report.
@@ -58,6 +77,9 @@ class WorkerTuner {
     std::array<uint64_t, 2> cycles{};
     std::array<uint32_t, 2> runs{};
     uint32_t total = 0;
+    uint32_t since = 0;      // runs on the faster count since the last on the slower
+    uint32_t wait = kRetry;  // runs on the faster count before the next retry
+    bool one_faster() const { return last[0] < last[1]; }
   };
   const std::map<std::string, Kind>& kinds() const { return kinds_; }
 
