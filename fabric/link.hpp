@@ -26,7 +26,7 @@ enum class LinkKind : uint8_t { Hop, RampDown, RampUp, Egress };
 // wavelets' queue; what the sender reads (latency, where to wake dst) and counts; and what the
 // receiver reads to hand a credit straight back (src, credit_into). So a hop's send and the
 // next router's credit return share one line, where they used to need both (one L1 miss more a
-// hop on a long row: docs/performance.md, eleventh round). The second holds the credits' queue
+// hop on a long row: docs/performance-history.md, eleventh round). The second holds the credits' queue
 // (such a hop does not use it: Lane::credit_back), the backpressure count and what set-up reads.
 struct alignas(64) Link {
   LinkQueue<Flit> flits;  // src -> dst

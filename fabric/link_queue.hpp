@@ -9,7 +9,7 @@
 // loads and stores (no locked instruction, no fence), so a link inside a block pays nothing for
 // being shareable and the hot path has no branch on which kind it is. (It used to keep a plain
 // ring beside a Boost.Lockfree queue and test which one on every call; measured in
-// docs/performance.md.) Head and tail sit together with the ring pointer, so one cache line
+// docs/performance-history.md.) Head and tail sit together with the ring pointer, so one cache line
 // serves both ends of a block-internal link; a cross-worker link pays a shared line for it, and
 // there are few of those (band edges).
 #include <atomic>

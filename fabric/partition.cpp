@@ -67,7 +67,7 @@ Partition Partition::make(MeshShape shape, unsigned workers, unsigned bands_per_
   // More bands balance a sweeping wave better, but every band edge costs a mailbox post per
   // crossing wavelet and a polled link: keep bands at 128 tiles (with work on them) or more.
   // (At 64, a 16x16 FC step on two workers had three band edges and ran slower than one worker;
-  // at 128 it has one and runs 1.5x faster: docs/performance.md.)
+  // at 128 it has one and runs 1.5x faster: docs/performance-history.md.)
   uint64_t busy = uint64_t(std::count_if(work.begin(), work.end(), [](uint32_t v) { return v != 0; }));
   if (busy == 0) busy = shape.tiles();  // no work given, or none anywhere: every tile alike
   const uint64_t by_size = std::max<uint64_t>(1, busy / (128 * uint64_t(p.workers)));

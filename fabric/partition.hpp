@@ -38,7 +38,7 @@ struct Partition {
   // When the user leaves the count to the engine: the workers a mesh pays for, one per
   // kTilesPerWorker tiles, at most `available`. Below that a second worker costs more in
   // synchronization (a barrier per cycle) than it takes off; from a 16x16 mesh on, two pay
-  // (measured in docs/performance.md).
+  // (measured in docs/performance-history.md).
   static constexpr uint64_t kTilesPerWorker = 128;
   static unsigned automatic_workers(MeshShape shape, unsigned available) { return automatic_workers(shape, shape.tiles(), available); }
   // The same, counting only the `busy` tiles a kernel placed work on (a mesh whose kernel uses a

@@ -101,7 +101,7 @@ class alignas(64) Router {
   };
   // A cache line per direction d: the in link from d beside the out link toward d's opposite (the
   // RAMP's beside the RAMP's), the two ports of a wavelet going straight through. A hop's step
-  // then reads one line of ports where it read two (docs/performance.md, eleventh round).
+  // then reads one line of ports where it read two (docs/performance-history.md, eleventh round).
   struct alignas(64) Ports {
     InPort in;
     OutPort out;

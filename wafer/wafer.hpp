@@ -83,7 +83,7 @@ class Wafer {
   // The cycle engine's view of the tiles.
   void seed(const Block& b, Scheduler& s);
   // The tile steps next: start loading its router's hot lines and its PE. A cycle's steps miss
-  // in cache on these when the PEs' SRAM work has pushed them out (docs/performance.md; following
+  // in cache on these when the PEs' SRAM work has pushed them out (docs/performance-history.md; following
   // the router's pointers to its links one tile further ahead measured no better).
   void prefetch(TileId t) const {
     if (const Router* r = mesh_.router(t)) {

@@ -5,17 +5,17 @@
 // Whether a second worker pays depends on the host as much as on the mesh: every cycle ends at a
 // barrier, and the tiles at a band edge read what the other worker's core wrote a cycle before.
 // On a host whose cores see each other's writes in ~60 ns that costs a small part of a 16x16
-// mesh's cycle; on one where it takes ~300 ns (the same VM, another hour: docs/performance.md)
-// it costs more than the half cycle of work a second worker takes off. Results never depend on
-// the count (the cycle engine's rule), so the choice can follow what is measured: a kind's first
-// run uses the most workers, its second one, and from then on each run uses whichever of the two
-// took fewer host seconds per simulated cycle at its last measurement, trying the other again
-// after kRetry runs, since a shared host's speed drifts. Each retry that finds the other still
-// slower doubles the wait before the next one (up to kMaxRetry runs): a retry is a run on the
-// slower count, and at a fixed one run in 8 a long training run spent an eighth of its passes
-// there (7.5% more time than on the faster alone when two workers are 1.6x one). Once the
-// choice changes (a retry finds the other faster, or a run finds its own count slower than the
-// other's last), the wait starts again from kRetry.
+// mesh's cycle; on one where it takes ~300 ns (the same VM, another hour:
+// docs/performance-history.md, ninth round) it costs more than the half cycle of work a second
+// worker takes off. Results never depend on the count (the cycle engine's rule), so the choice
+// can follow what is measured: a kind's first run uses the most workers, its second one, and
+// from then on each run uses whichever of the two took fewer host seconds per simulated cycle at
+// its last measurement, trying the other again after kRetry runs, since a shared host's speed
+// drifts. Each retry that finds the other still slower doubles the wait before the next one (up
+// to kMaxRetry runs): a retry is a run on the slower count, and at a fixed one run in 8 a long
+// training run spent an eighth of its passes there (7.5% more time than on the faster alone when
+// two workers are 1.6x one). Once the choice changes (a retry finds the other faster, or a run
+// finds its own count slower than the other's last), the wait starts again from kRetry.
 #include <algorithm>
 #include <array>
 #include <cstdint>
