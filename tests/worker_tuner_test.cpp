@@ -2,7 +2,8 @@
 // runs before it measured. The sequences below are worked out by hand from the rule: first run
 // on the most workers, second on one, then the one with the fewer host seconds per cycle at its
 // last run; the other again after kRetry runs, after twice as many each time a retry finds it
-// still slower (at most kMaxRetry), after kRetry again once a retry finds it faster.
+// still slower (at most kMaxRetry), and after kRetry again once the choice changes (a retry finds
+// the other faster, or a run finds its own count slower than the other's last).
 #include <gtest/gtest.h>
 
 #include "wafer/worker_tuner.hpp"

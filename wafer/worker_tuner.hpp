@@ -50,8 +50,8 @@ class WorkerTuner {
     if (cycles == 0) return;
     Kind& k = kinds_[kind];
     const size_t i = workers > 1 ? 1 : 0;
-    // A run on the count that was the slower one before it is a retry (or the second of the two
-    // first runs, after which the waiting starts).
+    // Once both counts have been measured, a run on the one that was the slower before it is a
+    // retry. (The second of the two first runs starts the waiting, as a change of choice does.)
     const bool both = k.runs[0] && k.runs[1];
     const bool one_was_faster = k.one_faster();
     const bool on_slower = both && (i == 0) != one_was_faster;
