@@ -275,7 +275,7 @@ TEST(FcTraining, PassesThatPickTheirWorkersByMeasurementGiveTheBitsOfOneWorker) 
     const WorkerTuner::Kind& k = kinds.at(kind);
     EXPECT_GE(k.runs[0], 1u) << kind;
     EXPECT_GE(k.runs[1], 1u) << kind;
-    EXPECT_EQ(k.total, 4u) << kind;
+    EXPECT_EQ(k.total(), 4u) << kind;
   }
 }
 

@@ -34,7 +34,7 @@ TEST(WorkerTuner, MeasuresBothCountsThenKeepsTheFasterAndRetriesTheOther) {
   const WorkerTuner::Kind& k = t.kinds().at("fwd");
   EXPECT_EQ(k.runs[0], 9u);
   EXPECT_EQ(k.runs[1], 2u);
-  EXPECT_EQ(k.total, 11u);
+  EXPECT_EQ(k.total(), 11u);
   EXPECT_DOUBLE_EQ(k.seconds[1], 4.0);
   EXPECT_EQ(k.cycles[1], 2000u);
 }

@@ -59,7 +59,6 @@ class WorkerTuner {
     k.seconds[i] += host_seconds;
     k.cycles[i] += cycles;
     ++k.runs[i];
-    ++k.total;
     const bool changed = k.one_faster() != one_was_faster;
     if (!both || changed) {
       k.since = 0, k.wait = kRetry;
@@ -76,10 +75,10 @@ class WorkerTuner {
     std::array<double, 2> seconds{};  // summed over the runs
     std::array<uint64_t, 2> cycles{};
     std::array<uint32_t, 2> runs{};
-    uint32_t total = 0;
     uint32_t since = 0;      // runs on the faster count since the last on the slower
     uint32_t wait = kRetry;  // runs on the faster count before the next retry
     bool one_faster() const { return last[0] < last[1]; }
+    uint32_t total() const { return runs[0] + runs[1]; }
   };
   const std::map<std::string, Kind>& kinds() const { return kinds_; }
 
