@@ -1,9 +1,18 @@
 #pragma once
 // The one barrier per cycle. Every worker arrives with what it knows (its next event, its last
 // active cycle, whether it failed); every worker leaves with the same reduction of all of them,
-// so all workers agree on the next cycle to run without a second barrier. Slots are
-// double-buffered by generation parity: a fast worker writing generation g+1 never touches what
-// a slow one is still reading from generation g.
+// so all workers agree on the next cycle to run without a second barrier.
+//
+// Each worker posts its vote, with the generation it is for, on a cache line of its own, and
+// waits by reading every other worker's line until each shows this generation: a cycle moves
+// each worker's line to the others once, and no line is written by two workers. (It used to
+// count arrivals on one shared counter and release the waiters through a shared generation
+// word, then read the votes: on two workers three line transfers one after the other where
+// this has one, 105-115 against 64-70 ns a barrier when a line's round trip between the two
+// cores takes 100 ns; docs/performance-history.md, fifteenth round.) Slots are double-buffered
+// by generation parity: a fast worker writing generation g+1 never touches what a slow one is
+// still reading from generation g (it cannot post g+2 before every worker has posted g+1, after
+// reading g).
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -29,57 +38,63 @@ struct CycleVote {
 
 class CycleBarrier {
  public:
-  explicit CycleBarrier(unsigned workers) : workers_(workers), slots_(2 * workers), spin_(workers) {}
+  explicit CycleBarrier(unsigned workers) : workers_(workers), slots_(2 * workers), mine_(workers) {}
 
   CycleVote arrive(unsigned worker, const CycleVote& vote) { return wait(worker, post(worker, vote)); }
 
   // The same in two halves, so a worker can do work that needs no other worker's cycle between
   // posting its vote and waiting for the others' (CycleEngine's run-ahead): post() returns the
-  // generation to pass to wait().
+  // generation to pass to wait(). Every worker posts the same sequence of generations, so each
+  // counts its own.
   uint64_t post(unsigned worker, const CycleVote& vote) {
-    const uint64_t gen = generation_.load(std::memory_order_acquire);
-    slots_[(gen & 1) * workers_ + worker].vote = vote;
-    if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == workers_) {
-      arrived_.store(0, std::memory_order_relaxed);
-      generation_.store(gen + 1, std::memory_order_release);
-    }
+    const uint64_t gen = mine_[worker].gen++;
+    Slot& s = slot(gen, worker);
+    s.next.store(vote.next, std::memory_order_relaxed);
+    s.last.store(vote.last, std::memory_order_relaxed);
+    s.failed.store(vote.failed, std::memory_order_relaxed);
+    s.posted.store(gen + 1, std::memory_order_release);  // the vote above goes with it
     return gen;
   }
   CycleVote wait(unsigned worker, uint64_t gen) {
     // Spin, then yield. The budget adapts per worker: it doubles while waits end within it (a
     // yield costs more than a short wait) and halves when they do not (the workers being
     // waited for are not running: more busy threads than cores), between 2^8 and 2^16 pauses.
-    if (generation_.load(std::memory_order_acquire) == gen) {
-      unsigned& budget = spin_[worker].budget;
-      unsigned spins = 0;
-      for (; generation_.load(std::memory_order_acquire) == gen; ++spins) {
-        if (spins < budget) WSE_CPU_RELAX();
-        else std::this_thread::yield();
-      }
-      budget = spins < budget ? std::min(budget * 2, 1u << 16) : std::max(budget / 2, 1u << 8);
-    }
+    unsigned& budget = mine_[worker].budget;
     CycleVote all;
     for (unsigned w = 0; w < workers_; ++w) {
-      const CycleVote& v = slots_[(gen & 1) * workers_ + w].vote;
-      all.next = std::min(all.next, v.next);
-      all.last = std::max(all.last, v.last);
-      all.failed |= v.failed;
+      const Slot& s = slot(gen, w);
+      if (s.posted.load(std::memory_order_acquire) != gen + 1) {
+        unsigned spins = 0;
+        for (; s.posted.load(std::memory_order_acquire) != gen + 1; ++spins) {
+          if (spins < budget) WSE_CPU_RELAX();
+          else std::this_thread::yield();
+        }
+        budget = spins < budget ? std::min(budget * 2, 1u << 16) : std::max(budget / 2, 1u << 8);
+      }
+      all.next = std::min(all.next, s.next.load(std::memory_order_relaxed));
+      all.last = std::max(all.last, s.last.load(std::memory_order_relaxed));
+      all.failed |= s.failed.load(std::memory_order_relaxed);
     }
     return all;
   }
 
  private:
+  // A worker's vote for one parity of generations, on a line only that worker writes: `posted`
+  // is the generation + 1 the vote is for (0: none yet).
   struct alignas(64) Slot {
-    CycleVote vote;
+    std::atomic<uint64_t> posted{0};
+    std::atomic<Cycle> next{kNever}, last{0};
+    std::atomic<bool> failed{false};
   };
-  struct alignas(64) Spin {
+  // What only the worker itself reads and writes.
+  struct alignas(64) Mine {
+    uint64_t gen = 0;
     unsigned budget = 1u << 12;
   };
+  Slot& slot(uint64_t gen, unsigned worker) { return slots_[(gen & 1) * workers_ + worker]; }
   const unsigned workers_;
   std::vector<Slot> slots_;
-  std::vector<Spin> spin_;  // each written only by its own worker
-  alignas(64) std::atomic<unsigned> arrived_{0};
-  alignas(64) std::atomic<uint64_t> generation_{0};
+  std::vector<Mine> mine_;
 };
 
 }  // namespace wse

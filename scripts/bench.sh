@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-BENCHMARKS.md}"
 cmake --preset release >/dev/null
-cmake --build --preset release --target bench_fabric bench_gemv bench_sparse_mac bench_cluster bench_functional >/dev/null
+cmake --build --preset release --target bench_fabric bench_barrier bench_gemv bench_sparse_mac bench_cluster bench_functional >/dev/null
 tmp="$(mktemp)"
 trap 'rm -f "$tmp"' EXIT
 {
@@ -17,7 +17,7 @@ trap 'rm -f "$tmp"' EXIT
   echo "Written by \`scripts/bench.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)."
   echo "Host: $(nproc) hardware threads, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')."
   echo "One run each; on a shared machine read ratios between rows of the same run (and \`of_ceiling\`), not absolute times."
-  for b in bench_fabric bench_gemv bench_sparse_mac bench_cluster bench_functional; do
+  for b in bench_fabric bench_barrier bench_gemv bench_sparse_mac bench_cluster bench_functional; do
     echo
     echo "## $b"
     echo

@@ -1,0 +1,90 @@
+// What a simulated cycle's synchronization costs on this host: the engine's per-cycle barrier
+// (fabric/cycle_barrier.hpp) passed by two threads with nothing else to do, beside the round trip
+// of one cache line between two threads (one stores, the other sees it and answers), measured in
+// the same process. A barrier can be no cheaper than a line's one-way trip, so `of_round_trip`
+// (barrier time over round-trip time) compares across hosts; the round trip itself says how far
+// apart the host has put the two threads' cores. On the shared 2-vCPU hosts this project is
+// developed on it takes about 100 ns in some minutes and 500 ns in others, and a two-worker run's
+// gain over one worker follows it (docs/performance.md, "What limits two threads").
+#include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
+#include "fabric/cycle_barrier.hpp"
+
+namespace {
+
+using namespace wse;
+using Clock = std::chrono::steady_clock;
+
+// Nanoseconds per round trip of one line between this thread and another, over `trips`.
+double line_round_trip_ns(uint64_t trips) {
+  struct alignas(64) Line {
+    std::atomic<uint64_t> v{0};
+  };
+  Line ping, pong;
+  std::thread other([&] {
+    for (uint64_t i = 1; i <= trips; ++i) {
+      while (ping.v.load(std::memory_order_acquire) != i) WSE_CPU_RELAX();
+      pong.v.store(i, std::memory_order_release);
+    }
+  });
+  const auto t0 = Clock::now();
+  for (uint64_t i = 1; i <= trips; ++i) {
+    ping.v.store(i, std::memory_order_release);
+    while (pong.v.load(std::memory_order_acquire) != i) WSE_CPU_RELAX();
+  }
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  other.join();
+  return s / double(trips) * 1e9;
+}
+
+// Two workers pass `generations` barriers, each posting a vote that differs every generation and
+// checking the reduction it leaves with (so the figure is never that of a broken barrier).
+double barrier_ns(uint64_t generations, bool& ok) {
+  CycleBarrier barrier(2);
+  std::atomic<bool> good{true};
+  auto body = [&](unsigned w) {
+    for (uint64_t g = 0; g < generations; ++g) {
+      CycleVote v;
+      v.next = g + 1 + w;
+      v.last = g + w;
+      const CycleVote all = barrier.arrive(w, v);
+      if (all.next != g + 1 || all.last != g + 1) good = false;
+    }
+  };
+  const auto t0 = Clock::now();
+  std::thread other(body, 1);
+  body(0);
+  other.join();
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  ok = good;
+  return s / double(generations) * 1e9;
+}
+
+// A round of each, alternately, per iteration: the two figures come from the same minutes.
+void BM_CycleBarrier(benchmark::State& state) {
+  double barrier = 0, trip = 0;
+  uint64_t rounds = 0;
+  for (auto _ : state) {
+    bool ok = true;
+    trip += line_round_trip_ns(200000);
+    barrier += barrier_ns(200000, ok);
+    if (!ok) {
+      state.SkipWithError("a worker left the barrier with another generation's votes");
+      return;
+    }
+    ++rounds;
+  }
+  if (!rounds) return;
+  state.counters["barrier_ns"] = barrier / double(rounds);
+  state.counters["line_round_trip_ns"] = trip / double(rounds);
+  state.counters["of_round_trip"] = barrier / trip;
+}
+
+BENCHMARK(BM_CycleBarrier)->Iterations(5)->Unit(benchmark::kMillisecond);
+
+}  // namespace
