@@ -9,9 +9,17 @@
 // loads and stores (no locked instruction, no fence), so a link inside a block pays nothing for
 // being shareable and the hot path has no branch on which kind it is. (It used to keep a plain
 // ring beside a Boost.Lockfree queue and test which one on every call; measured in
-// docs/performance-history.md.) Head and tail sit together with the ring pointer, so one cache line
-// serves both ends of a block-internal link; a cross-worker link pays a shared line for it, and
-// there are few of those (band edges).
+// docs/performance-history.md.)
+//
+// During a run no line is written from both ends. The producer writes the tail and the entries
+// and never reads the consumer's index: a full ring is caught by the consumer instead (a tail
+// more than the ring's size past its head), at its next read, which the push has woken it for;
+// capacity comes from the credit loop, so either is a model bug. A router, the consumer of the
+// queues it reads through a Reader, keeps its index there and publishes it into the queue only
+// between runs (publish()). So a link between two workers moves each end's line to the other
+// once a cycle, where a consumer's index stored beside the producer's tail used to pull the line
+// back and forth twice (docs/performance-history.md, fifteenth round). Head and tail sit together
+// with the ring pointer, so one cache line serves both ends of a block-internal link.
 #include <atomic>
 #include <bit>
 #include <cstdint>
@@ -44,10 +52,10 @@ class LinkQueue {
   // sets a byte of the queue's own that nobody reads, so it needs no test).
   void set_note(uint8_t* note, uint8_t bit) { note_ = note ? note : &note_sink_, note_bit_ = bit; }
 
-  // Producer side. Capacity is derived from the credit loop, so a full queue is a model bug.
+  // Producer side. Capacity is derived from the credit loop, so a full queue is a model bug,
+  // which the consumer reports (check_room).
   void push(const T& v) {
     const uint32_t t = tail_.load(std::memory_order_relaxed);
-    if (t - head_.load(std::memory_order_acquire) > mask_) overflow();
 #ifdef WSE_CHECK_INVARIANTS
     // A link carries at most one wavelet a cycle, so its arrivals strictly increase: a router's
     // read of the link stops at a wavelet of this very cycle without looking further
@@ -62,8 +70,9 @@ class LinkQueue {
 
   // Consumer side: the oldest entry, or nullptr.
   const T* front() const {
-    const uint32_t h = head_.load(std::memory_order_relaxed);
-    return h == tail_.load(std::memory_order_acquire) ? nullptr : &ring_[h & mask_];
+    const uint32_t h = head_.load(std::memory_order_relaxed), t = tail_.load(std::memory_order_acquire);
+    if (t - h > mask_ + 1) [[unlikely]] overflow();
+    return h == t ? nullptr : &ring_[h & mask_];
   }
   void pop() { head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
 
@@ -76,10 +85,17 @@ class LinkQueue {
     uint32_t head = 0;
     const T& at() const { return ring[head & mask]; }
   };
+  // The reader's index stays its own during a run: the queue's index is where the reader
+  // started, until publish(r) stores the reader's (between runs, when no producer runs).
   Reader reader() const { return {ring_.get(), mask_, head_.load(std::memory_order_relaxed)}; }
   bool holds(const Reader& r) const { return r.head != tail_.load(std::memory_order_acquire); }
   uint32_t tail() const { return tail_.load(std::memory_order_acquire); }  // one past the newest entry
-  void pop_to(const Reader& r) { head_.store(r.head, std::memory_order_release); }
+  // A reader at `head` finds `tail` (just loaded): more entries than the ring holds means the
+  // producer wrote over some that were not read yet.
+  static void check_room(const Reader& r, uint32_t tail) {
+    if (tail - r.head > r.mask + 1) [[unlikely]] overflow();
+  }
+  void publish(const Reader& r) { head_.store(r.head, std::memory_order_release); }
 
  private:
   [[noreturn]] static void overflow() { throw std::logic_error("link queue overflow: credit accounting is broken"); }
@@ -93,7 +109,7 @@ class LinkQueue {
   };
   std::unique_ptr<T[], AlignedFree> ring_;
   uint32_t mask_ = 0;
-  std::atomic<uint32_t> head_{0};  // written by the consumer
+  std::atomic<uint32_t> head_{0};  // written by the consumer (by a Reader's only between runs)
   std::atomic<uint32_t> tail_{0};  // written by the producer
   uint8_t note_bit_ = 0;
   uint8_t note_sink_ = 0;  // written by the producer only

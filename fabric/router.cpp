@@ -43,6 +43,7 @@ inline void Router::take_credits(uint32_t credit_m, Cycle now) {
     LinkQueue<Credit>::Reader& r = port.credits;
     const Credit* const ring = r.ring;
     const uint32_t mask = r.mask, first = r.head, tail = l->credits.tail();
+    LinkQueue<Credit>::check_room(r, tail);
     uint32_t head = first;
     for (; head != tail; ++head) {
       const Credit& c = ring[head & mask];
@@ -52,7 +53,7 @@ inline void Router::take_credits(uint32_t credit_m, Cycle now) {
       }
       ++lanes[size_t(lane_of[c.colour])].credits[d];
     }
-    if (head != first) r.head = head, l->credits.pop_to(r), sleep_ |= kWoken;
+    if (head != first) r.head = head, sleep_ |= kWoken;
   }
 }
 
@@ -67,6 +68,7 @@ template <class Take>
   LinkQueue<Flit>::Reader& r = port.flits;
   const Flit* const ring = r.ring;
   const uint32_t mask = r.mask, first = r.head, tail = l->flits.tail();
+  LinkQueue<Flit>::check_room(r, tail);
   uint32_t head = first;
   bool all = true;
   for (; head != tail; ++head) {
@@ -88,7 +90,7 @@ template <class Take>
       break;
     }
   }
-  if (head != first) r.head = head, l->flits.pop_to(r);
+  r.head = head;  // the queue's own index is published between runs (LinkQueue::publish)
   return all;
 }
 

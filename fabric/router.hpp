@@ -203,6 +203,14 @@ class alignas(64) Router {
       if (credit_links & (1u << d))
         for (auto r = out_port(Dir(d)).credits; out_link(Dir(d))->credits.holds(r); ++r.head) wake(std::max(now, r.at().visible));
   }
+  // Stores where this router reads each queue into the queue (LinkQueue::publish): after a run,
+  // so that what reads a queue between runs (a new Reader, a test) starts where it stands.
+  void publish_reads() {
+    for (Ports& q : ports_) {
+      if (q.in.link && q.in.flits.ring) q.in.link->flits.publish(q.in.flits);
+      if (q.out.link && q.out.credits.ring) q.out.link->credits.publish(q.out.credits);
+    }
+  }
   // What this router's lanes hold and wait for, a line each (for a hang diagnosis).
   std::vector<std::string> waiting_on() const;
   // Counts the backpressure of the cycles slept through up to `end` (the end of the run).
