@@ -11,15 +11,17 @@
 // ring beside a Boost.Lockfree queue and test which one on every call; measured in
 // docs/performance-history.md.)
 //
-// During a run no line is written from both ends. The producer writes the tail and the entries
-// and never reads the consumer's index: a full ring is caught by the consumer instead (a tail
-// more than the ring's size past its head), at its next read, which the push has woken it for;
-// capacity comes from the credit loop, so either is a model bug. A router, the consumer of the
-// queues it reads through a Reader, keeps its index there and publishes it into the queue only
-// between runs (publish()). So a link between two workers moves each end's line to the other
-// once a cycle, where a consumer's index stored beside the producer's tail used to pull the line
-// back and forth twice (docs/performance-history.md, fifteenth round). Head and tail sit together
-// with the ring pointer, so one cache line serves both ends of a block-internal link.
+// The producer writes the tail and the entries and never reads the consumer's index: a ring
+// written past its size is caught by the consumer instead (a tail more than the ring's size past
+// its head), at its next read, which the push has woken it for; capacity comes from the credit
+// loop, so either is a model bug. A router, the consumer of the queues it reads through a Reader,
+// keeps its index there and publishes it into the queue only between runs (publish()). So during
+// a run the queue's line is written by the producer alone: on a link between two workers the
+// consumer only reads it, where its index stored beside the tail took the line from the producer
+// every cycle and made the producer's next push wait for it (docs/performance-history.md,
+// fifteenth round). Head and tail sit together with the ring pointer, so one cache line serves
+// both ends of a block-internal link. (A PE reads its RAMP queue with front() and pop(), which
+// store the index at once; producer and PE are always stepped by one worker.)
 #include <atomic>
 #include <bit>
 #include <cstdint>
