@@ -8,11 +8,11 @@
 // each worker's line to the others once, and no line is written by two workers. (It used to
 // count arrivals on one shared counter and release the waiters through a shared generation
 // word, then read the votes: on two workers three line transfers one after the other where
-// this has one, 105-115 against 64-70 ns a barrier when a line's round trip between the two
-// cores takes 100 ns; docs/performance-history.md, fifteenth round.) Slots are double-buffered
-// by generation parity: a fast worker writing generation g+1 never touches what a slow one is
-// still reading from generation g (it cannot post g+2 before every worker has posted g+1, after
-// reading g).
+// this has one. `bench_barrier` puts the old one at a line's round trip between the two cores
+// and this one at 0.7-0.8 of it in most runs; docs/performance-history.md, fifteenth round.)
+// Slots are double-buffered by generation parity: a fast worker writing generation g+1 never
+// touches what a slow one is still reading from generation g (it cannot post g+2 before every
+// worker has posted g+1, after reading g).
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
