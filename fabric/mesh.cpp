@@ -97,6 +97,11 @@ void Mesh::reset_switches() {
     if (r) r->reset_switches();
 }
 
+void Mesh::publish_reads() {
+  for (auto& r : routers_)
+    if (r) r->publish_reads();
+}
+
 IngressPort& Mesh::add_ingress(Coord tile, Dir side) {
   Coord n;
   if (side == Dir::Ramp || !shape_.contains(tile.x, tile.y) || shape_.neighbour(tile, side, n))

@@ -35,6 +35,8 @@ class Mesh {
   void clear_filter(Coord tile, Colour colour);
   // Back to every colour's base route and every filter's initial count (before a new kernel run).
   void reset_switches();
+  // Every router's read positions into its queues (Router::publish_reads): after a run.
+  void publish_reads();
   IngressPort& add_ingress(Coord tile, Dir side);
   EgressPort& add_egress(Coord tile, Dir side);
 

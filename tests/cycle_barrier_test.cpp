@@ -41,7 +41,7 @@ CycleVote expected(unsigned workers, uint64_t g) {
 void run_workers(unsigned workers, uint64_t generations, bool run_ahead) {
   CycleBarrier barrier(workers);
   std::vector<std::atomic<unsigned>> arrived(generations);
-  std::atomic<uint64_t> wrong{0}, early{0};
+  std::atomic<uint64_t> wrong{0}, early{0}, sink{0};
   auto body = [&](unsigned w) {
     uint64_t spin = 0;
     for (uint64_t g = 0; g < generations; ++g) {
@@ -55,7 +55,7 @@ void run_workers(unsigned workers, uint64_t generations, bool run_ahead) {
       const CycleVote want = expected(workers, g);
       if (all.next != want.next || all.last != want.last || all.failed != want.failed) wrong.fetch_add(1);
     }
-    if (spin == 42) wrong.fetch_add(0);  // keeps the work from being optimized away
+    sink.store(spin, std::memory_order_relaxed);  // keeps the work from being optimized away
   };
   std::vector<std::thread> threads;
   for (unsigned w = 1; w < workers; ++w) threads.emplace_back(body, w);

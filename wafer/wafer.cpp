@@ -134,18 +134,14 @@ WaferRun Wafer::run(Cycle max_cycles, RunHooks hooks) {
   }
   CycleEngine<Wafer> engine;
   // Routers keep where they read their queues to themselves during the run (LinkQueue::publish).
-  auto publish_reads = [&] {
-    for (TileId t = 0; t < pes_.size(); ++t)
-      if (Router* r = mesh_.router(t)) r->publish_reads();
-  };
   try {
     run.engine = engine.run(*this, partition_, clock_, clock_ + max_cycles, hooks);
   } catch (...) {
-    publish_reads();
+    mesh_.publish_reads();
     throw;
   }
   run.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  publish_reads();
+  mesh_.publish_reads();
   Cycle last = run.engine.last_active;
   for (const EgressPort& p : mesh_.egress_ports())
     if (!p.received().empty()) last = std::max(last, p.received().back().cycle);
