@@ -9,18 +9,19 @@
 // of vectors and, beyond it, a heap; they join their cycle's bitmap when it comes. Nothing
 // allocates in the steady state.
 //
-// Waking a tile another worker owns posts it to that worker's mailbox (a Boost.Lockfree SPSC
-// queue per ordered pair of workers), which the owner drains at the start of its next cycle;
-// the cycle is also noted so fast-forward cannot skip it.
-#include <boost/lockfree/spsc_queue.hpp>
+// Waking a tile another worker owns posts it to that worker's mailbox (one per ordered pair of
+// workers), which the owner drains at the start of its next cycle; the cycle is also noted so
+// fast-forward cannot skip it.
 #include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <queue>
+#include <utility>
 #include <stdexcept>
 #include <vector>
 
 #include "fabric/geometry.hpp"
+#include "fabric/link_queue.hpp"
 
 namespace wse {
 
@@ -28,7 +29,34 @@ struct Wake {
   TileId tile = 0;
   Cycle cycle = 0;
 };
-using Mailbox = boost::lockfree::spsc_queue<Wake>;
+
+// The wakes one worker posts for another's tiles: a link's queue (fabric/link_queue.hpp), whose
+// producer never reads the consumer's index, and the consumer's read position on a line of its
+// own. A Boost.Lockfree spsc_queue did the same with each post reading the consumer's index, a
+// line the consumer had written at its last drain: one more line between the two workers' cores
+// every cycle in each direction (docs/performance-history.md, sixteenth round).
+class alignas(64) Mailbox {
+ public:
+  // `per_cycle`: the most one cycle can post. The owner drains a cycle's posts while the
+  // poster makes the next cycle's, so the ring holds two cycles' worth.
+  explicit Mailbox(size_t per_cycle) {
+    queue_.init(2 * per_cycle);
+    reader_ = queue_.reader();
+  }
+  void post(const Wake& w) { queue_.push(w); }
+  // Every wake posted so far, in order, to `take`.
+  template <class Take>
+  void take_all(Take&& take) {
+    const uint32_t tail = queue_.tail();
+    if (tail - reader_.head > reader_.mask + 1) [[unlikely]]
+      throw std::logic_error("scheduler mailbox overflow (more wakes in two cycles than it was sized for)");
+    for (; reader_.head != tail; ++reader_.head) take(reader_.at());
+  }
+
+ private:
+  LinkQueue<Wake> queue_;                     // written by the poster only
+  alignas(64) LinkQueue<Wake>::Reader reader_;  // the owner's
+};
 
 class Scheduler {
  public:
@@ -107,7 +135,7 @@ class Scheduler {
   void take_mail() {
     uint64_t* n = near_[now_ % kNear];
     for (Mailbox* in : inbox_)
-      in->consume_all([&](const Wake& w) {
+      in->take_all([&](const Wake& w) {
         if (w.cycle <= now_) mark(n, w.tile);
         else schedule(w.tile, w.cycle);
       });
@@ -166,7 +194,7 @@ class Scheduler {
   // Another worker's tile, or a cycle beyond the bitmaps.
   [[gnu::noinline]] void schedule_elsewhere(TileId t, Cycle c) {
     if (owner_ && owner_[t] != me_) {
-      if (!outbox_[owner_[t]]->push({t, c})) throw std::logic_error("scheduler mailbox overflow");
+      outbox_[owner_[t]]->post({t, c});
       remote_ = std::min(remote_, c);
       return;
     }
