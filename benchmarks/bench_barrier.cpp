@@ -6,6 +6,10 @@
 // apart the host has put the two threads' cores. On the shared 2-vCPU hosts this project is
 // developed on it takes about 100 ns in some minutes and 500 ns in others, and a two-worker run's
 // gain over one worker follows it (docs/performance.md, "What limits two threads").
+//
+// `BM_CycleMail` adds what else crosses between the workers every cycle: each posts wakes of the
+// other's tiles to its mailbox (fabric/scheduler.hpp) before the barrier and takes its own mail
+// after it, as the engine does; `mail_ns` is what that adds to the barrier's cycle.
 #include <benchmark/benchmark.h>
 
 #include <atomic>
@@ -14,6 +18,7 @@
 #include <thread>
 
 #include "fabric/cycle_barrier.hpp"
+#include "fabric/scheduler.hpp"
 
 namespace {
 
@@ -86,5 +91,69 @@ void BM_CycleBarrier(benchmark::State& state) {
 }
 
 BENCHMARK(BM_CycleBarrier)->Iterations(5)->Unit(benchmark::kMillisecond);
+
+// Two workers for `cycles` cycles: each posts `posts` wakes to the other, passes the barrier,
+// and takes what was posted to it (all of the cycle before, and what the other has posted of
+// the next one by then, as in the engine), checking that every wake arrives once, in order,
+// and no later than the cycle after its own.
+double mail_cycle_ns(uint64_t cycles, uint32_t posts, bool& ok) {
+  Mailbox to0(posts + 1), to1(posts + 1);
+  CycleBarrier barrier(2);
+  std::atomic<bool> good{true};
+  auto body = [&](unsigned w) {
+    Mailbox& out = w ? to0 : to1;
+    Mailbox& in = w ? to1 : to0;
+    uint64_t taken = 0;  // wakes taken so far: the next one is tile taken % posts of cycle taken / posts
+    auto take = [&](const Wake& m) {
+      if (m.tile != taken % posts || m.cycle != taken / posts) good = false;
+      ++taken;
+    };
+    CycleVote v;
+    for (uint64_t c = 0; c < cycles; ++c) {
+      for (uint32_t k = 0; k < posts; ++k) out.post({TileId(k), c});
+      v.next = c + 1;
+      v.last = c;
+      barrier.arrive(w, v);
+      in.take_all(take);
+      if (taken < (c + 1) * posts) good = false;  // the cycle's wakes are all in after the barrier
+    }
+    barrier.arrive(w, v);
+    in.take_all(take);
+    if (taken != cycles * posts) good = false;
+  };
+  const auto t0 = Clock::now();
+  std::thread other(body, 1);
+  body(0);
+  other.join();
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  ok = good;
+  return s / double(cycles) * 1e9;
+}
+
+// Arg: wakes posted each way per cycle. Each iteration times the barrier alone, then with the
+// mail, then the round trip, so the three come from the same minutes.
+void BM_CycleMail(benchmark::State& state) {
+  const auto posts = uint32_t(state.range(0));
+  double bare = 0, with_mail = 0, trip = 0;
+  uint64_t rounds = 0;
+  for (auto _ : state) {
+    bool ok = true, ok_bare = true;
+    bare += mail_cycle_ns(200000, 0, ok_bare);
+    with_mail += mail_cycle_ns(200000, posts, ok);
+    trip += line_round_trip_ns(200000);
+    if (!ok || !ok_bare) {
+      state.SkipWithError("a wake was lost, repeated or taken in the wrong cycle");
+      return;
+    }
+    ++rounds;
+  }
+  if (!rounds) return;
+  state.counters["cycle_ns"] = with_mail / double(rounds);
+  state.counters["mail_ns"] = (with_mail - bare) / double(rounds);
+  state.counters["line_round_trip_ns"] = trip / double(rounds);
+  state.counters["mail_of_round_trip"] = (with_mail - bare) / trip;
+}
+
+BENCHMARK(BM_CycleMail)->ArgName("posts")->Arg(4)->Iterations(5)->Unit(benchmark::kMillisecond);
 
 }  // namespace
