@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
-  libboost-dev libboost-system-dev            # Asio thread pool, Lockfree SPSC queues
+  libboost-dev libboost-system-dev            # Asio thread pool
   flatbuffers-compiler libflatbuffers-dev     # flatc at build time, FlatBuffers runtime
   protobuf-compiler libprotobuf-dev           # protoc at build time, libprotobuf: native Perfetto traces
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and microbenchmarks
