@@ -16,8 +16,8 @@
 #include <bit>
 #include <cstdint>
 #include <queue>
-#include <utility>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "fabric/geometry.hpp"
