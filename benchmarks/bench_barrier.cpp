@@ -47,6 +47,17 @@ double line_round_trip_ns(uint64_t trips) {
   return s / double(trips) * 1e9;
 }
 
+// Runs body(1) on a second thread and body(0) on this one; nanoseconds per one of the `rounds`
+// rounds each makes, from the start of both to the end of the later.
+template <class Body>
+double two_workers_ns(uint64_t rounds, Body& body) {
+  const auto t0 = Clock::now();
+  std::thread other(body, 1);
+  body(0);
+  other.join();
+  return std::chrono::duration<double>(Clock::now() - t0).count() / double(rounds) * 1e9;
+}
+
 // Two workers pass `generations` barriers, each posting a vote that differs every generation and
 // checking the reduction it leaves with (so the figure is never that of a broken barrier).
 double barrier_ns(uint64_t generations, bool& ok) {
@@ -61,13 +72,9 @@ double barrier_ns(uint64_t generations, bool& ok) {
       if (all.next != g + 1 || all.last != g + 1) good = false;
     }
   };
-  const auto t0 = Clock::now();
-  std::thread other(body, 1);
-  body(0);
-  other.join();
-  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double ns = two_workers_ns(generations, body);
   ok = good;
-  return s / double(generations) * 1e9;
+  return ns;
 }
 
 // A round of each, alternately, per iteration: the two figures come from the same minutes.
@@ -121,13 +128,9 @@ double mail_cycle_ns(uint64_t cycles, uint32_t posts, bool& ok) {
     in.take_all(take);
     if (taken != cycles * posts) good = false;
   };
-  const auto t0 = Clock::now();
-  std::thread other(body, 1);
-  body(0);
-  other.join();
-  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double ns = two_workers_ns(cycles, body);
   ok = good;
-  return s / double(cycles) * 1e9;
+  return ns;
 }
 
 // Arg: wakes posted each way per cycle. Each iteration times the barrier alone, then with the
