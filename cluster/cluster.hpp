@@ -95,6 +95,8 @@ class Cluster {
   uint32_t sram_high_water() const { return fc_[0]->sram_high_water(); }
   // Wafer 0's choice of workers per pass (null when the count was given: nothing was chosen).
   const WorkerTuner* worker_tuner() const { return fc_[0]->worker_tuner(); }
+  // Wafer 0's workers' waiting at the barrier, over its runs on more than one (FcWafer::waiting).
+  std::vector<double> waiting() const { return fc_[0]->waiting(); }
   Cycle update_cycles(size_t l) const { return mx_->update_cycles(l); }
   uint64_t stream_bytes(size_t l, StreamPass pass) const { return mx_->stream_bytes(l, pass); }
 

@@ -26,6 +26,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/host_ticks.hpp"
 #include "fabric/cycle_barrier.hpp"
 #include "fabric/mesh.hpp"
 #include "fabric/partition.hpp"
@@ -41,6 +42,9 @@ struct EngineResult {
   // Tile steps taken ahead of the barrier (all workers; the run-ahead below). How a run was
   // scheduled on the host, not a property of the wafer: it depends on the thread count.
   uint64_t steps_ahead = 0;
+  // Per worker, the fraction of the run's host time it spent waiting at the barrier for the
+  // others (empty with one worker): what a second worker left on the table. Host, not wafer.
+  std::vector<double> waiting;
 };
 
 // Called by worker 0 between cycles, about every 4096 simulated cycles.
@@ -77,6 +81,7 @@ class CycleEngine {
     CycleBarrier barrier(workers);
     std::vector<std::exception_ptr> errors(workers);
     std::vector<EngineResult> results(workers);
+    std::vector<double> waiting(workers > 1 ? workers : 0, 0.0);
     // Per worker, its inner tiles: those with no link to another worker's tile. What they read
     // at cycle c+1 was written by this worker's own tiles at cycle c or before, so a worker that
     // has finished cycle c may step them at c+1 while it waits for the others to finish c.
@@ -117,6 +122,10 @@ class CycleEngine {
       // counting into them on every cycle and step made the two workers' cores trade that line
       // (a third of the time of every step taken ahead, on two workers).
       EngineResult res;
+      // Host ticks spent in barrier.wait, against the whole loop's: two readings of the
+      // time-stamp counter a cycle (about 1% of a 16x16 FC step's cycle on two workers).
+      uint64_t waited = 0;
+      const uint64_t began_at = workers > 1 ? host_ticks() : 0;
       Cycle now = start, last_progress = 0;
       vote.last = start;
       Cycle next_sample = hooks.sample_interval ? start + hooks.sample_interval : kNever;
@@ -151,7 +160,9 @@ class CycleEngine {
             vote.failed = true;
           }
         }
+        const uint64_t wait_from = workers > 1 ? host_ticks() : 0;
         CycleVote all = barrier.wait(w, gen);
+        if (workers > 1) waited += host_ticks() - wait_from;
         if (all.failed || all.next == kNever || all.next >= end) {
           res.last_active = all.last;
           res.stopped_at = all.next == kNever ? all.last : std::min(all.next, end);
@@ -163,7 +174,9 @@ class CycleEngine {
           hooks.progress(all.next);
         }
         if (all.next >= next_sample) {  // every worker sees the same all.next: all pause here
+          uint64_t paused_from = host_ticks();
           barrier.arrive(w, vote);
+          waited += host_ticks() - paused_from;
           for (; next_sample <= all.next; next_sample += hooks.sample_interval)
             if (w == 0 && !vote.failed) {
               try {
@@ -173,13 +186,20 @@ class CycleEngine {
                 vote.failed = true;
               }
             }
-          if (barrier.arrive(w, vote).failed) {
+          paused_from = host_ticks();
+          const bool failed = barrier.arrive(w, vote).failed;
+          waited += host_ticks() - paused_from;
+          if (failed) {
             res.last_active = all.last;
             res.stopped_at = all.next;
             break;
           }
         }
         now = all.next;
+      }
+      if (workers > 1) {
+        const uint64_t whole = host_ticks() - began_at;
+        waiting[w] = whole ? double(waited) / double(whole) : 0.0;
       }
       results[w] = res;
     };
@@ -194,6 +214,7 @@ class CycleEngine {
     for (auto& e : errors)
       if (e) std::rethrow_exception(e);
     for (unsigned w = 1; w < workers; ++w) results[0].steps_ahead += results[w].steps_ahead;
+    results[0].waiting = std::move(waiting);
     return results[0];
   }
 };

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -80,6 +81,12 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
     std::string shares;
     for (const auto& w : work) shares += (shares.empty() ? "" : " / ") + std::to_string(w.get<uint64_t>());
     std::printf(", work per worker %s", shares.c_str());
+  }
+  if (const auto& waiting = j["threads_detail"]["waiting"]; waiting.size() > 1) {
+    // How much of the run each worker spent at the barrier waiting for the others.
+    std::string waited;
+    for (const auto& f : waiting) waited += (waited.empty() ? "" : " / ") + std::to_string(int(std::lround(100 * f.get<double>()))) + "%";
+    std::printf(", waiting %s", waited.c_str());
   }
   std::printf("\n");
   std::printf("  checksum          %s\n  report            %s\n", j["checksum"].get<std::string>().c_str(),

@@ -1,5 +1,6 @@
 #include "host/report.hpp"
 
+#include <cmath>
 #include <cstring>
 
 namespace wse {
@@ -90,6 +91,13 @@ nlohmann::json make_report(const RunConfig& cfg, const Wafer& wafer, const Wafer
   j["mesh"] = {{"width", wafer.shape().width}, {"height", wafer.shape().height}};
   j["threads"] = run.threads;
   j["threads_detail"] = partition_detail(wafer);
+  // How much of the run each worker spent waiting at the barrier for the others: near zero, the
+  // workers were busy; a half or more, fewer threads would do (docs/performance.md).
+  if (!run.engine.waiting.empty()) {
+    nlohmann::json w = nlohmann::json::array();
+    for (double f : run.engine.waiting) w.push_back(std::round(1e3 * f) / 1e3);
+    j["threads_detail"]["waiting"] = w;
+  }
   j["cycles"] = run.cycles;
   j["cycles_simulated"] = run.engine.cycles_stepped;
   j["hit_cycle_limit"] = run.engine.hit_cycle_limit;

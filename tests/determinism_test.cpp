@@ -50,8 +50,9 @@ TEST(Determinism, GemvReportIsIdenticalAt1_2And4Threads) {
 }
 
 // The report says how the run was shared (threads_detail): the bands each worker stepped and the
-// work the kernel placed on each. A GEMV on 16x16 fills its mesh alike: at 2 workers rows 0-7 and
-// 8-15, equal work; at 1, one band with all of it.
+// work the kernel placed on each, and the fraction of the run each waited at the barrier (host
+// time: a fraction per worker, none with one worker). A GEMV on 16x16 fills its mesh alike: at 2
+// workers rows 0-7 and 8-15, equal work; at 1, one band with all of it.
 TEST(Determinism, TheReportSaysHowARunWasSharedAmongItsWorkers) {
   const RunConfig cfg = gemv_config(16, 16, 300, 300);
   const nlohmann::json two = run_job(cfg, 2).report["threads_detail"];
@@ -60,7 +61,10 @@ TEST(Determinism, TheReportSaysHowARunWasSharedAmongItsWorkers) {
   ASSERT_EQ(two["work_per_worker"].size(), 2u);
   EXPECT_GT(two["work_per_worker"][0].get<uint64_t>(), 256u);  // a program on every PE, and routes
   EXPECT_EQ(two["work_per_worker"][0], two["work_per_worker"][1]);
+  ASSERT_EQ(two["waiting"].size(), 2u);
+  for (const auto& f : two["waiting"]) EXPECT_TRUE(f.get<double>() >= 0 && f.get<double>() <= 1) << f;
   const nlohmann::json one = run_job(cfg, 1).report["threads_detail"];
+  EXPECT_FALSE(one.contains("waiting"));
   EXPECT_EQ(one["bands"], nlohmann::json::parse("[[0, 16, 0]]"));
   EXPECT_EQ(one["work_per_worker"][0].get<uint64_t>(), 2 * two["work_per_worker"][0].get<uint64_t>());
 }

@@ -34,6 +34,10 @@ TEST(TrainCli, TrainsPrintsLossAndAccuracyAndWritesTheReport) {
   nlohmann::json j = nlohmann::json::parse(std::ifstream(out / "report.json"));
   EXPECT_EQ(j["steps"], 6);
   EXPECT_EQ(j["loss_per_step"].size(), 6u);
+  // Two workers, one per row: the fraction of the cycle-level runs each waited at the barrier.
+  EXPECT_EQ(j["threads_detail"]["workers_per_wafer"], 2);
+  ASSERT_EQ(j["threads_detail"]["waiting"].size(), 2u);
+  for (const auto& f : j["threads_detail"]["waiting"]) EXPECT_TRUE(f.get<double>() >= 0 && f.get<double>() <= 1) << f;
   ASSERT_EQ(j["layers"].size(), 2u);
   for (const auto& l : j["layers"])
     for (const char* pass : {"forward", "backward"})

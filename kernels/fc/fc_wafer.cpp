@@ -95,10 +95,21 @@ WaferRun FcWafer::run(const std::string& what, RunHooks hooks) {
   if (tuner_) tuner_->record(what, r.threads, r.host_seconds, r.cycles);
   host_seconds_ += r.host_seconds;
   engine_cycles_ += r.cycles;
+  if (!r.engine.waiting.empty()) {
+    if (waited_seconds_.size() < r.engine.waiting.size()) waited_seconds_.resize(r.engine.waiting.size(), 0.0);
+    for (size_t w = 0; w < r.engine.waiting.size(); ++w) waited_seconds_[w] += r.engine.waiting[w] * r.host_seconds;
+    shared_seconds_ += r.host_seconds;
+  }
   if (r.engine.hit_cycle_limit)
     throw UsageError(where_ + ": " + what + " on wafer " + std::to_string(index_) + " did not finish within run.max_cycles = " +
                      std::to_string(max_cycles_));
   return r;
+}
+
+std::vector<double> FcWafer::waiting() const {
+  std::vector<double> f;
+  for (double s : waited_seconds_) f.push_back(shared_seconds_ > 0 ? s / shared_seconds_ : 0.0);
+  return f;
 }
 
 FcPassResult FcWafer::load_input(const InputShard& shard, Cycle start, const EdgeTiming& timing) {

@@ -106,6 +106,9 @@ class FcWafer {
   // that pass on this host (wafer/worker_tuner.hpp). Results are the same either way.
   void adapt_workers() { tuner_ = std::make_unique<WorkerTuner>(wafer_.workers()); }
   const WorkerTuner* worker_tuner() const { return tuner_.get(); }
+  // Over the cycle-level runs on more than one worker: per worker, the fraction of their host
+  // time it waited at the barrier for the others (empty when none ran on more than one).
+  std::vector<double> waiting() const;
 
  private:
   WaferRun run(const std::string& what, RunHooks hooks);
@@ -120,6 +123,8 @@ class FcWafer {
   bool collecting_ = false;      // stats are kept for training passes only
   std::vector<PassStats> fwd_, bwd_;
   PassStats input_;
+  std::vector<double> waited_seconds_;  // per worker, over runs on more than one (waiting())
+  double shared_seconds_ = 0;           // host seconds of those runs
   double host_seconds_ = 0;
   uint64_t engine_cycles_ = 0;
   KernelObserver* observer_ = nullptr;
