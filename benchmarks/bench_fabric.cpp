@@ -56,7 +56,14 @@ struct Runs {
   double seconds = 0;
   uint64_t done = 0;
   Cycle cycles = 0;
+  double waiting = 0;  // the workers' mean fraction of a run spent at the barrier, over the runs
 };
+
+// With more than one worker: how much of the runs the workers spent waiting at the barrier for
+// each other (EngineResult::waiting), the share of a second thread that bought nothing.
+void count_waiting(benchmark::State& state, const Runs& r, unsigned threads) {
+  if (threads > 1 && r.done) state.counters["waiting"] = r.waiting / double(r.done);
+}
 
 // Runs `make()`'s wafer once per iteration and checks it with `check(wafer)` (empty: correct).
 // Manual time = the engine's own wall time of the run, so building, checking and tearing down
@@ -75,6 +82,7 @@ Runs run_each_iteration(benchmark::State& state, Make&& make, Check&& check) {
     r.seconds += run.host_seconds;
     ++r.done;
     r.cycles = run.cycles;
+    r.waiting += run.engine.mean_waiting();
   }
   return r;
 }
@@ -93,6 +101,7 @@ void BM_SaturatedRow(benchmark::State& state) {
   state.counters["wavelet_hops/s"] = seconds > 0 ? hops / seconds : 0;
   state.counters["cycles"] = double(cycles);
   state.counters["cycles/s"] = seconds > 0 ? double(cycles) * double(state.iterations()) / seconds : 0;
+  count_waiting(state, r, threads);
   // Against the bare two-phase loop over the same row on this host (bare_loop.hpp): a saturated
   // row's tile-cycles are its hops.
   state.counters["tile_cycles/s"] = seconds > 0 ? double(width) * double(cycles) * double(state.iterations()) / seconds : 0;
@@ -147,6 +156,7 @@ void BM_SaturatedColumns(benchmark::State& state) {
   state.counters["cycles"] = double(cycles);
   state.counters["us_per_cycle"] = cycles > 0 ? seconds * 1e6 / (double(cycles) * double(state.iterations())) : 0;
   state.counters["tile_cycles/s"] = seconds > 0 ? tiles * double(cycles) * double(state.iterations()) / seconds : 0;
+  count_waiting(state, r, threads);
 }
 
 // A kernel on part of a mesh: a W x H mesh whose `busy` northmost rows each carry a saturated
@@ -202,6 +212,7 @@ void BM_PartlyUsedMesh(benchmark::State& state) {
       });
   state.counters["wavelet_hops/s"] = r.seconds > 0 ? double(wavelets) * width * busy * double(r.done) / r.seconds : 0;
   state.counters["cycles"] = double(r.cycles);
+  count_waiting(state, r, threads);
 }
 
 // The ceiling itself, per row width (one thread).

@@ -5,7 +5,8 @@
 // advances the whole mesh, idle PEs included, which is what a user waiting for a layer feels.
 // Matrix sizes give every PE a 32 x 32 tile (4 KiB of A, 32 fmacs of 32 elements), so PEs do
 // real work and the row-wise partial-sum chain is long enough to dominate, as in the real kernel.
-// The per-thread figure and the 1-vs-2-thread pair show how well the engine scales.
+// The per-thread figure and the 1-vs-2-thread pair show how well the engine scales; `waiting`,
+// at two threads, how much of the run the workers spent at the barrier waiting for each other.
 #include <benchmark/benchmark.h>
 
 #include <map>
@@ -32,7 +33,7 @@ void BM_Gemv(benchmark::State& state) {
   const auto threads = unsigned(state.range(2));
   const GemvProblem& prob = problem(n);
   const double pes = double(side) * side;
-  double seconds = 0;
+  double seconds = 0, waiting = 0;
   Cycle cycles = 0;
   // Manual time = the engine's wall time of the run only: a run consumes its ingress streams, so
   // every iteration builds a fresh wafer, and that set-up is left out of the measurement.
@@ -48,12 +49,15 @@ void BM_Gemv(benchmark::State& state) {
     }
     seconds += run.host_seconds;
     cycles = run.cycles;
+    waiting += run.engine.mean_waiting();
   }
   // Computed from the runs' wall time, not with kIsRate (which divides by main-thread CPU time).
   const double rate = seconds > 0 ? pes * double(cycles) * double(state.iterations()) / seconds : 0;
   state.counters["cycles"] = double(cycles);
   state.counters["pe_cycles_per_second"] = rate;
   state.counters["pe_cycles_per_second_per_thread"] = rate / threads;
+  // The workers' mean fraction of a run spent at the barrier waiting for each other.
+  if (threads > 1 && state.iterations() > 0) state.counters["waiting"] = waiting / double(state.iterations());
 }
 
 BENCHMARK(BM_Gemv)

@@ -45,6 +45,11 @@ struct EngineResult {
   // Per worker, the fraction of the run's host time it spent waiting at the barrier for the
   // others (empty with one worker): what a second worker left on the table. Host, not wafer.
   std::vector<double> waiting;
+  double mean_waiting() const {
+    double sum = 0;
+    for (double f : waiting) sum += f;
+    return waiting.empty() ? 0.0 : sum / double(waiting.size());
+  }
 };
 
 // Called by worker 0 between cycles, about every 4096 simulated cycles.
