@@ -1,8 +1,8 @@
 #pragma once
 // A cheap reading of the host's clock, for measuring how a run was spent on the host (never for
-// anything a result depends on). On x86 the time-stamp counter (constant-rate on every CPU this
-// runs on, about 20 cycles to read where steady_clock costs about 60): only ratios of two readings'
-// differences are used, so its unit never matters. Elsewhere, steady_clock's nanoseconds.
+// anything a result depends on). On x86 the time-stamp counter (one instruction, no system call;
+// constant-rate on the x86 CPUs of the last decade): only ratios of differences between two
+// readings are used, so its unit never matters. Elsewhere, steady_clock's nanoseconds.
 #include <chrono>
 #include <cstdint>
 

@@ -128,7 +128,8 @@ class CycleEngine {
       // (a third of the time of every step taken ahead, on two workers).
       EngineResult res;
       // Host ticks spent in barrier.wait, against the whole loop's: two readings of the
-      // time-stamp counter a cycle (about 1% of a 16x16 FC step's cycle on two workers).
+      // time-stamp counter a cycle, with no cost that the FC step or GEMV at two workers showed
+      // (docs/performance-history.md, seventeenth round).
       uint64_t waited = 0;
       const uint64_t began_at = workers > 1 ? host_ticks() : 0;
       Cycle now = start, last_progress = 0;

@@ -11,9 +11,9 @@
 namespace wse {
 namespace {
 
-// Tiles whose work lies in the band of worker `busy`: each of that worker's first tiles steps
-// every cycle for `cycles` cycles, burning a few thousand register-only instructions (no memory
-// touched, so a sanitizer slows it no more than the engine around it).
+// Tiles whose work lies in the band of worker `busy`: the first tile of each of that worker's
+// bands steps every cycle for `cycles` cycles, burning about ten thousand register-only
+// instructions (no memory touched, so a sanitizer slows it no more than the engine around it).
 struct LopsidedTiles {
   Mesh m;
   uint16_t busy;
