@@ -132,6 +132,13 @@ class CycleEngine {
       // (docs/performance-history.md, seventeenth round).
       uint64_t waited = 0;
       const uint64_t began_at = workers > 1 ? host_ticks() : 0;
+      auto at_barrier = [&](auto&& wait) {  // a wait at the barrier, its ticks counted as waiting
+        if (workers == 1) return wait();
+        const uint64_t from = host_ticks();
+        const CycleVote all = wait();
+        waited += host_ticks() - from;
+        return all;
+      };
       Cycle now = start, last_progress = 0;
       vote.last = start;
       Cycle next_sample = hooks.sample_interval ? start + hooks.sample_interval : kNever;
@@ -166,9 +173,7 @@ class CycleEngine {
             vote.failed = true;
           }
         }
-        const uint64_t wait_from = workers > 1 ? host_ticks() : 0;
-        CycleVote all = barrier.wait(w, gen);
-        if (workers > 1) waited += host_ticks() - wait_from;
+        const CycleVote all = at_barrier([&] { return barrier.wait(w, gen); });
         if (all.failed || all.next == kNever || all.next >= end) {
           res.last_active = all.last;
           res.stopped_at = all.next == kNever ? all.last : std::min(all.next, end);
@@ -180,9 +185,7 @@ class CycleEngine {
           hooks.progress(all.next);
         }
         if (all.next >= next_sample) {  // every worker sees the same all.next: all pause here
-          uint64_t paused_from = host_ticks();
-          barrier.arrive(w, vote);
-          waited += host_ticks() - paused_from;
+          at_barrier([&] { return barrier.arrive(w, vote); });
           for (; next_sample <= all.next; next_sample += hooks.sample_interval)
             if (w == 0 && !vote.failed) {
               try {
@@ -192,10 +195,7 @@ class CycleEngine {
                 vote.failed = true;
               }
             }
-          paused_from = host_ticks();
-          const bool failed = barrier.arrive(w, vote).failed;
-          waited += host_ticks() - paused_from;
-          if (failed) {
+          if (at_barrier([&] { return barrier.arrive(w, vote); }).failed) {
             res.last_active = all.last;
             res.stopped_at = all.next;
             break;

@@ -78,6 +78,12 @@ nlohmann::json partition_detail(const Wafer& wafer) {
 
 }  // namespace
 
+nlohmann::json waiting_json(const std::vector<double>& waiting) {
+  nlohmann::json w = nlohmann::json::array();
+  for (double f : waiting) w.push_back(std::round(1e3 * f) / 1e3);
+  return w;
+}
+
 nlohmann::json make_report(const RunConfig& cfg, const Wafer& wafer, const WaferRun& run,
                            const std::vector<float>& result) {
   const FabricTotals t = totals(wafer, run.cycles);
@@ -93,11 +99,7 @@ nlohmann::json make_report(const RunConfig& cfg, const Wafer& wafer, const Wafer
   j["threads_detail"] = partition_detail(wafer);
   // How much of the run each worker spent waiting at the barrier for the others: near zero, the
   // workers were busy; a half or more, fewer threads would do (docs/performance.md).
-  if (!run.engine.waiting.empty()) {
-    nlohmann::json w = nlohmann::json::array();
-    for (double f : run.engine.waiting) w.push_back(std::round(1e3 * f) / 1e3);
-    j["threads_detail"]["waiting"] = w;
-  }
+  if (!run.engine.waiting.empty()) j["threads_detail"]["waiting"] = waiting_json(run.engine.waiting);
   j["cycles"] = run.cycles;
   j["cycles_simulated"] = run.engine.cycles_stepped;
   j["hit_cycle_limit"] = run.engine.hit_cycle_limit;

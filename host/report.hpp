@@ -26,6 +26,10 @@ FabricTotals totals(const Wafer& wafer, Cycle cycles);
 // FNV-1a over the result and every wafer counter, in a fixed order.
 uint64_t checksum(const Wafer& wafer, const WaferRun& run, const std::vector<float>& result);
 
+// threads_detail.waiting: each worker's fraction of the run spent waiting at the barrier for
+// the others (EngineResult::waiting), to three decimals.
+nlohmann::json waiting_json(const std::vector<double>& waiting);
+
 nlohmann::json make_report(const RunConfig& cfg, const Wafer& wafer, const WaferRun& run,
                            const std::vector<float>& result);
 
