@@ -47,6 +47,7 @@ void Pe::attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
   }
   microthreads_ = uint8_t(spec.microthreads);
   uts_.reset();
+  uts_slots_ = 0;
   uts_active_ = 0;
   fifo_.clear();
   fifo_head_ = fifo_count_ = 0;
@@ -316,6 +317,27 @@ void Pe::finish_op(ActiveOp& a, uint8_t thread, Cycle end) {
   else uts_active_ &= ~(1u << (thread - 1));
 }
 
+Pe::ActiveOp& Pe::microthread_slot(uint8_t k) {
+  if (k >= uts_slots_) {
+    auto grown = std::make_unique<ActiveOp[]>(size_t(k) + 1);
+    std::copy(uts_.get(), uts_.get() + uts_slots_, grown.get());
+    uts_ = std::move(grown);
+    uts_slots_ = uint8_t(k + 1);
+  }
+  return uts_[k];
+}
+
+Pe::MainItem& Pe::next_fifo_item() {
+  const size_t size = fifo_.size();
+  if (fifo_count_ == size) {  // full (or not allocated yet): the items in order, in a ring twice the size
+    std::vector<MainItem> grown(std::min<size_t>(std::max<size_t>(2 * size, 2), kMainFifo));
+    for (size_t i = 0; i < fifo_count_; ++i) grown[i] = fifo_[(fifo_head_ + i) % size];
+    fifo_ = std::move(grown);
+    fifo_head_ = 0;
+  }
+  return fifo_[(fifo_head_ + fifo_count_) % fifo_.size()];
+}
+
 // ---- the main thread ----
 
 bool Pe::main_can_start() const {
@@ -360,7 +382,7 @@ void Pe::claim(ActiveOp& a) {
 void Pe::start_main(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
   while (fifo_count_) {
     MainItem& item = fifo_[fifo_head_];
-    if (++fifo_head_ == kMainFifo) fifo_head_ = 0;
+    if (++fifo_head_ == fifo_.size()) fifo_head_ = 0;
     --fifo_count_;
     if (item.kind != MainItem::Op) {
       apply(item);
@@ -373,10 +395,10 @@ void Pe::start_main(TileId self, Cycle now, Scheduler& s, const MachineSpec& spe
       uint8_t k = a.op.opts.microthread < 0 ? uint8_t(std::countr_zero(~uts_active_)) : uint8_t(a.op.opts.microthread);
       if (k >= microthreads_ || (uts_active_ >> k & 1u))
         fail(&a, "no free microthread for an asynchronous op (" + std::to_string(microthreads_) + " on " + spec.name + ")");
-      if (!uts_) uts_ = std::make_unique<ActiveOp[]>(MachineSpec::kMaxMicrothreads);
       claim(a);
-      uts_[k] = a;
-      uts_[k].ready = now + (a.memory_only ? 0 : spec.fabric_dsd_setup_cycles);
+      ActiveOp& slot = microthread_slot(k);  // `a` is in the queue, not among the microthreads
+      slot = a;
+      slot.ready = now + (a.memory_only ? 0 : spec.fabric_dsd_setup_cycles);
       uts_active_ |= 1u << k;
       continue;
     }
@@ -614,9 +636,8 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
       bad("microthread " + std::to_string(k) + " still runs @" + std::string(pe.uts_[k].op.name) + " (issued by " +
           pe.task_label(pe.uts_[k].task_local, pe.uts_[k].task) + "): one op per microthread at a time");
     pe.claim(a);
-    if (!pe.uts_) pe.uts_ = std::make_unique<Pe::ActiveOp[]>(MachineSpec::kMaxMicrothreads);
     a.ready = pe.dispatch_at_ + cost_ + setup;
-    pe.uts_[k] = a;
+    pe.microthread_slot(k) = a;
     pe.uts_active_ |= 1u << k;
     ++pe.counters.dsd_ops;
     return;
@@ -634,8 +655,7 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
   a.memory_only = !fabric;
   if (pe.fifo_count_ == kMainFifo)
     bad("more than " + std::to_string(kMainFifo) + " ops and task actions queued behind a streaming op by one task");
-  if (pe.fifo_.empty()) pe.fifo_.resize(kMainFifo);
-  Pe::MainItem& item = pe.fifo_[(pe.fifo_head_ + pe.fifo_count_) % kMainFifo];
+  Pe::MainItem& item = pe.next_fifo_item();
   item.kind = Pe::MainItem::Op;
   item.op = a;
   ++pe.fifo_count_;
@@ -644,8 +664,7 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
 void PeContext::issue_item(int kind, TaskRef t) {
   if (pe_.fifo_count_ == kMainFifo)
     pe_.fail(nullptr, "more than " + std::to_string(kMainFifo) + " ops and task actions queued behind a streaming op by one task");
-  if (pe_.fifo_.empty()) pe_.fifo_.resize(kMainFifo);
-  Pe::MainItem& item = pe_.fifo_[(pe_.fifo_head_ + pe_.fifo_count_) % kMainFifo];
+  Pe::MainItem& item = pe_.next_fifo_item();
   item.kind = Pe::MainItem::Kind(kind);
   item.task = t;
   ++pe_.fifo_count_;

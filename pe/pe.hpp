@@ -201,14 +201,24 @@ class alignas(64) Pe {
   Cycle busy_until_ = 0;        // the main thread computes (a task's receive, memory ops) until then
   Cycle dispatch_at_ = 0;       // an async op issued now starts after the task's immediate work
   // The main thread's streaming op (allocated on first use: most PEs of a full wafer never stream)
-  // and the items queued behind it.
+  // and the items queued behind it: a ring grown as a task queues more (2, 4, 8, then the
+  // limit's 16 items), since most tasks queue one or two. A PE's slots are written during the
+  // run that first needs them, each a page the host faults in then: allocated whole (16 items
+  // and 16 microthreads, 4.2 KiB a PE) they were 66-70 thousand faults, a quarter to a half of a
+  // GEMV 4096² run on 256x256 PEs (docs/performance-history.md, eighteenth round).
   bool main_active_ = false;
   std::unique_ptr<ActiveOp> main_op_;
-  std::vector<MainItem> fifo_;  // ring buffer, allocated on first use
+  std::vector<MainItem> fifo_;  // ring buffer of fifo_.size() items
   uint8_t fifo_head_ = 0, fifo_count_ = 0;
-  // Microthreads, allocated on the first asynchronous op.
+  // Microthreads 0 .. uts_slots_ - 1, allocated up to the highest one used so far (the lowest
+  // free one is taken unless an op names one, so mostly one or two).
+  uint8_t uts_slots_ = 0;
   std::unique_ptr<ActiveOp[]> uts_;
   uint32_t uts_active_ = 0;
+  // Room for microthread k (its slot, and those below it, allocated), and for one more item in
+  // the main thread's queue. Called only where no reference into either is held.
+  ActiveOp& microthread_slot(uint8_t k);
+  MainItem& next_fifo_item();
   // The task running its body (for the ops it issues).
   uint8_t task_id_ = 0;
   bool task_local_ = false;

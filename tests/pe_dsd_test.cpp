@@ -128,6 +128,7 @@ struct RowVars {
   float acc[kN];
   uint64_t done_at, finish_at;
   uint32_t tasks_seen, seen[16];
+  float chain;
 };
 
 RowVars& row(PeContext& ctx) { return *ctx.at<RowVars>(0u); }
@@ -238,6 +239,94 @@ TEST(PeDsd, ABlockedColourLeavesItsWaveletsToAnOpUntilTheOpUnblocksIt) {
   for (uint32_t i = 0; i < 3; ++i) EXPECT_EQ(std::bit_cast<float>(v.seen[i]), float(5 + i) + 0.25f) << i;
 }
 
+// The main thread's queue grows as a task queues more (pe/pe.hpp): what a task queues behind a
+// streaming op runs in the order issued, across the queue's growth, across its wrap-around (a
+// second task's items start where the first task's ended), and up to its limit of 16 items.
+// Each queued op is y = c + 2y with its own c, so y's final value spells out the order they ran in.
+void chain_op(PeContext& ctx, float c) {
+  float* y = &row(ctx).chain;
+  ctx.fmacs(ctx.mem(y, 1), scalar_f32(c), ctx.mem(y, 1), 2.0f);
+}
+float chained(float y, float first, int n) {  // the same chain, by hand
+  for (int k = 0; k < n; ++k) y = (first + float(k)) + 2.0f * y;
+  return y;
+}
+constexpr uint32_t kHalf = kN / 2;
+void second_half(PeContext& ctx) {  // 1 stream + 5 ops: grows past 4 while wrapped (head 3)
+  RowVars& v = row(ctx);
+  ctx.fadds(ctx.mem(v.acc + kHalf, kHalf), ctx.mem(v.acc + kHalf, kHalf), fabin(kC, kHalf));
+  // The first op adds the stream's last result: it sees it only if it runs after the stream.
+  ctx.fmacs(ctx.mem(&v.chain, 1), ctx.mem(v.acc + kN - 1, 1), ctx.mem(&v.chain, 1), 2.0f);
+  for (int k = 1; k < 5; ++k) chain_op(ctx, float(10 + k));
+  ctx.activate(1);  // records the cycle: queued too, the seventh item
+}
+void first_half(PeContext& ctx) {  // 1 stream + 1 op + 1 activate: the queue grows from 2 to 4 and ends at 3
+  ctx.fadds(ctx.mem(row(ctx).acc, kHalf), ctx.mem(row(ctx).acc, kHalf), fabin(kC, kHalf));
+  chain_op(ctx, 1.0f);
+  ctx.activate(3);
+}
+void fifteen_behind_a_stream(PeContext& ctx) {  // 16 items: the limit
+  ctx.fadds(ctx.mem(row(ctx).acc, kN), ctx.mem(row(ctx).acc, kN), fabin(kC, kN));
+  for (int k = 0; k < 14; ++k) chain_op(ctx, float(1 + k));
+  ctx.activate(1);
+}
+
+TEST(PeDsd, QueuedOpsRunInIssueOrderAsTheQueueGrowsAndWraps) {
+  {
+    Row r(first_half);
+    r.receiver.local(second_half, "second_half");
+    r.receiver.block(kC);
+    r.wafer.finalize(1);
+    r.wafer.run(100'000);
+    for (uint32_t i = 0; i < kN; ++i) EXPECT_EQ(r.vars(1).acc[i], 1000.0f + (float(i) + 0.25f)) << i;
+    const float last = 1000.0f + (float(kN - 1) + 0.25f);  // the stream's last sum
+    EXPECT_EQ(r.vars(1).chain, chained(last + 2.0f * chained(0.0f, 1.0f, 1), 11.0f, 4));  // 1, last, then 11 .. 14
+    EXPECT_GT(r.vars(1).done_at, 0u);  // the second task's last item ran
+  }
+  {
+    Row r(fifteen_behind_a_stream);
+    r.receiver.block(kC);
+    r.wafer.finalize(1);
+    r.wafer.run(100'000);
+    EXPECT_EQ(r.vars(1).chain, chained(0.0f, 1.0f, 14));
+    EXPECT_EQ(r.vars(1).acc[kN - 1], 1000.0f + (float(kN - 1) + 0.25f));
+    // The stream is done at 51 + kN (as above), each queued op takes the main thread a cycle
+    // after it, and the activated task runs once the last has.
+    EXPECT_EQ(r.vars(1).done_at, 51u + kN + 14);
+  }
+}
+
+// Microthreads are allocated up to the highest one used: a stream on the lowest free one (0),
+// then an op on microthread 5, which grows the slots while the stream is in flight in slot 0.
+// Both run at once and both finish with their results.
+void two_microthreads(PeContext& ctx) {
+  RowVars& v = row(ctx);
+  ctx.fmovs(ctx.mem(v.buf, kN), fabin(kC, kN), {.async = true});
+  ctx.fmovs(ctx.mem(&v.chain, 1), scalar_f32(7.0f), {.async = true, .microthread = 5, .activate = TaskRef::local(1)});
+}
+
+TEST(PeDsd, MicrothreadsNamedOutOfOrderEachKeepTheirOp) {
+  Row r(two_microthreads);
+  r.receiver.block(kC);
+  std::vector<TaskCost> log;
+  r.wafer.pe({1, 0}).task_log = &log;
+  r.wafer.finalize(1);
+  r.wafer.run(100'000);
+  r.wafer.pe({1, 0}).task_log = nullptr;
+  for (uint32_t i = 0; i < kN; ++i) EXPECT_EQ(r.vars(1).buf[i], float(i) + 0.25f) << i;
+  EXPECT_EQ(r.vars(1).chain, 7.0f);
+  std::vector<int> threads;
+  for (const TaskCost& t : log)
+    if (t.op) threads.push_back(t.thread);
+  EXPECT_EQ(threads, (std::vector<int>{6, 1}));  // microthread 5's one-element op ends first
+  EXPECT_EQ(r.vars(1).done_at, 2u);  // it ran in the cycle after the start task
+}
+
+void sixteen_behind_a_stream(PeContext& ctx) {  // 17 items: one too many
+  ctx.fmovs(fabout(kC, kN), ctx.mem(row(ctx).buf, kN));
+  for (int k = 0; k < 16; ++k) chain_op(ctx, float(1 + k));
+}
+
 // ---- bad programs ----
 
 template <LocalTask T>
@@ -277,6 +366,7 @@ TEST(PeDsd, BadProgramsGetClearErrorsNamingThePeTaskAndOp) {
   expect_program_error<beyond_sram>({"PE (0,0)", "'the_task'", "memory DSD", "beyond the PE's 49152 bytes"});
   expect_program_error<bad_microthread>({"PE (0,0)", "'the_task'", "microthread 9 is out of range", "has 8"});
   expect_program_error<too_many_async>({"PE (0,0)", "'the_task'", "more asynchronous ops in flight than the 2 microthreads"}, 2);
+  expect_program_error<sixteen_behind_a_stream>({"PE (0,0)", "'the_task'", "more than 16 ops and task actions queued"});
   expect_program_error<lengths_differ>({"PE (0,0)", "@fadds", "operand lengths differ", "4 elements, a source 3"});
 }
 
