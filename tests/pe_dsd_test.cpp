@@ -159,6 +159,13 @@ struct Row {
     (void)send;
   }
   RowVars& vars(uint32_t x) { return *reinterpret_cast<RowVars*>(wafer.pe({x, 0}).sram.base()); }
+  // Runs the row to its end; with `log`, the receiver's tasks and ops are recorded there.
+  void run(std::vector<TaskCost>* log = nullptr) {
+    wafer.pe({1, 0}).task_log = log;
+    wafer.finalize(1);
+    wafer.run(100'000);
+    wafer.pe({1, 0}).task_log = nullptr;
+  }
 };
 
 void add_stream(PeContext& ctx) {
@@ -169,8 +176,7 @@ void add_stream(PeContext& ctx) {
 TEST(PeDsd, AStreamingOpMovesOneElementPerCycleAfterItsSetup) {
   Row r(add_stream);
   r.receiver.block(kC);
-  r.wafer.finalize(1);
-  r.wafer.run(100'000);
+  r.run();
   for (uint32_t i = 0; i < kN; ++i) EXPECT_EQ(r.vars(1).acc[i], 1000.0f + (float(i) + 0.25f)) << i;
   // Both ops start at cycle 1 (after their start tasks) and are set up 44 cycles later: the first
   // element leaves at 45, reaches the output queue's head at 46 (pipeline 1), the router at 48
@@ -196,10 +202,7 @@ TEST(PeDsd, AnAsyncOpRunsOnAMicrothreadBesideTheMainThread) {
   Row r(overlap_start);
   r.receiver.block(kC);
   std::vector<TaskCost> log;
-  r.wafer.pe({1, 0}).task_log = &log;
-  r.wafer.finalize(1);
-  r.wafer.run(100'000);
-  r.wafer.pe({1, 0}).task_log = nullptr;
+  r.run(&log);
   for (uint32_t i = 0; i < kN; ++i) EXPECT_EQ(r.vars(1).buf[i], float(i) + 0.25f) << i;
   // The op on microthread 0 ran from its first element (51) to its last (150): done at 151.
   const TaskCost* op = nullptr;
@@ -231,8 +234,7 @@ TEST(PeDsd, ABlockedColourLeavesItsWaveletsToAnOpUntilTheOpUnblocksIt) {
   Row r(first_five_then_tasks);
   r.sender.local_tasks[0] = send_eight;
   r.receiver.on(kC, count_task, "count").block(kC);
-  r.wafer.finalize(1);
-  r.wafer.run(100'000);
+  r.run();
   RowVars& v = r.vars(1);
   for (uint32_t i = 0; i < 5; ++i) EXPECT_EQ(v.acc[i], float(i) + 0.25f) << i;
   ASSERT_EQ(v.tasks_seen, 3u);  // the rest fired the data task once the op unblocked the colour
@@ -276,8 +278,7 @@ TEST(PeDsd, QueuedOpsRunInIssueOrderAsTheQueueGrowsAndWraps) {
     Row r(first_half);
     r.receiver.local(second_half, "second_half");
     r.receiver.block(kC);
-    r.wafer.finalize(1);
-    r.wafer.run(100'000);
+    r.run();
     for (uint32_t i = 0; i < kN; ++i) EXPECT_EQ(r.vars(1).acc[i], 1000.0f + (float(i) + 0.25f)) << i;
     const float last = 1000.0f + (float(kN - 1) + 0.25f);  // the stream's last sum
     EXPECT_EQ(r.vars(1).chain, chained(last + 2.0f * chained(0.0f, 1.0f, 1), 11.0f, 4));  // 1, last, then 11 .. 14
@@ -286,8 +287,7 @@ TEST(PeDsd, QueuedOpsRunInIssueOrderAsTheQueueGrowsAndWraps) {
   {
     Row r(fifteen_behind_a_stream);
     r.receiver.block(kC);
-    r.wafer.finalize(1);
-    r.wafer.run(100'000);
+    r.run();
     EXPECT_EQ(r.vars(1).chain, chained(0.0f, 1.0f, 14));
     EXPECT_EQ(r.vars(1).acc[kN - 1], 1000.0f + (float(kN - 1) + 0.25f));
     // The stream is done at 51 + kN (as above), each queued op takes the main thread a cycle
@@ -309,10 +309,7 @@ TEST(PeDsd, MicrothreadsNamedOutOfOrderEachKeepTheirOp) {
   Row r(two_microthreads);
   r.receiver.block(kC);
   std::vector<TaskCost> log;
-  r.wafer.pe({1, 0}).task_log = &log;
-  r.wafer.finalize(1);
-  r.wafer.run(100'000);
-  r.wafer.pe({1, 0}).task_log = nullptr;
+  r.run(&log);
   for (uint32_t i = 0; i < kN; ++i) EXPECT_EQ(r.vars(1).buf[i], float(i) + 0.25f) << i;
   EXPECT_EQ(r.vars(1).chain, 7.0f);
   std::vector<int> threads;
