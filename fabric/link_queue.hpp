@@ -36,18 +36,28 @@ namespace wse {
 template <class T>
 class LinkQueue {
  public:
+  // A ring of its own, for at least `capacity` entries (a mailbox's, a test's).
   void init(size_t capacity) {
-    const uint32_t cap = std::bit_ceil(uint32_t(std::max<size_t>(capacity, 2)));
-    mask_ = cap - 1;
-    // The ring on cache lines of its own: a small ring (a plain lane's few slots) is one line.
-    ring_.reset(static_cast<T*>(::operator new[](cap * sizeof(T), std::align_val_t{64})));
-    std::uninitialized_value_construct_n(ring_.get(), cap);
-    head_.store(0, std::memory_order_relaxed);
-    tail_.store(0, std::memory_order_relaxed);
+    release();
+    place(capacity, ::operator new[](ring_bytes(capacity), std::align_val_t{64}));
+    owns_ = true;
+  }
+  // The same in `storage` (64-byte aligned, ring_bytes(capacity) long), which the caller owns
+  // and keeps: Mesh puts every link's ring in one block, in tile order, where a ring each from
+  // the heap cost a line-aligned allocation apiece (half a gigabyte on a full wafer).
+  void init(size_t capacity, void* storage) {
+    release();
+    place(capacity, storage);
+  }
+  // Bytes of the ring for `capacity` entries: rounded up to a power of two entries (the indices
+  // are masked) and to whole cache lines, so a small ring (a plain lane's few slots) is one line.
+  static size_t ring_bytes(size_t capacity) {
+    return (size_t(std::bit_ceil(uint32_t(std::max<size_t>(capacity, 2)))) * sizeof(T) + 63) & ~size_t(63);
   }
   LinkQueue() = default;
   LinkQueue(const LinkQueue&) = delete;  // note_ may point into this queue
   LinkQueue& operator=(const LinkQueue&) = delete;
+  ~LinkQueue() { release(); }
 
   // Each push also sets `bit` in `*note` (the consumer's byte of links holding something), when
   // producer and consumer are stepped by one worker; null: the consumer polls (and the push
@@ -89,7 +99,7 @@ class LinkQueue {
   };
   // The reader's index stays its own during a run: the queue's index is where the reader
   // started, until publish(r) stores the reader's (between runs, when no producer runs).
-  Reader reader() const { return {ring_.get(), mask_, head_.load(std::memory_order_relaxed)}; }
+  Reader reader() const { return {ring_, mask_, head_.load(std::memory_order_relaxed)}; }
   bool holds(const Reader& r) const { return r.head != tail_.load(std::memory_order_acquire); }
   uint32_t tail() const { return tail_.load(std::memory_order_acquire); }  // one past the newest entry
   // A reader at `head` finds `tail` (just loaded): more entries than the ring holds means the
@@ -106,15 +116,25 @@ class LinkQueue {
                            " on one link (a link carries one a cycle)");
   }
   static_assert(std::is_trivially_destructible_v<T>, "ring entries are freed without destruction");
-  struct AlignedFree {
-    void operator()(T* p) const { ::operator delete[](p, std::align_val_t{64}); }
-  };
-  std::unique_ptr<T[], AlignedFree> ring_;
+  void place(size_t capacity, void* storage) {
+    const uint32_t cap = std::bit_ceil(uint32_t(std::max<size_t>(capacity, 2)));
+    mask_ = cap - 1;
+    ring_ = static_cast<T*>(storage);
+    std::uninitialized_value_construct_n(ring_, cap);
+    head_.store(0, std::memory_order_relaxed);
+    tail_.store(0, std::memory_order_relaxed);
+  }
+  void release() {
+    if (owns_) ::operator delete[](ring_, std::align_val_t{64});
+    ring_ = nullptr, owns_ = false;
+  }
+  T* ring_ = nullptr;
   uint32_t mask_ = 0;
   std::atomic<uint32_t> head_{0};  // written by the consumer (by a Reader's only between runs)
   std::atomic<uint32_t> tail_{0};  // written by the producer
   uint8_t note_bit_ = 0;
   uint8_t note_sink_ = 0;  // written by the producer only
+  bool owns_ = false;      // ring_ came from init(capacity), not from the caller's storage
   uint8_t* note_ = &note_sink_;
 };
 

@@ -158,7 +158,7 @@ void Mesh::validate() const {
 }
 
 void Mesh::build_links(const Partition& partition) {
-  links_.clear();
+  links_.reset(), link_count_ = 0, rings_.reset();
   const uint32_t hop = spec_.hop_latency_cycles, ramp = spec_.ramp_latency_cycles;
   for (TileId t = 0; t < routers_.size(); ++t) {
     Router* r = routers_[t].get();
@@ -207,23 +207,34 @@ void Mesh::build_links(const Partition& partition) {
       }
     }
   }
-  // One link per (tile, tx direction) in use, shared by every colour routed that way.
+  // One link per (tile, tx direction) in use, shared by every colour routed that way, and one
+  // per PE that sends: counted first, so that they are one array in tile order (routers and PEs
+  // keep pointers to them). Each queue's ring is sized here and placed below.
+  auto used = [&](const Router& r) {
+    uint8_t tx = 0, rx = 0;
+    for (const Lane& lane : r.lanes) tx |= r.tx_union(lane), rx |= r.rx_union(lane);
+    return std::pair{tx, rx};
+  };
+  for (const auto& r : routers_)
+    if (r) {
+      const auto [tx, rx] = used(*r);
+      link_count_ += size_t(std::popcount(unsigned(tx))) + ((rx & bit(Dir::Ramp)) != 0);
+    }
+  links_ = std::make_unique<Link[]>(link_count_);
+  std::vector<std::pair<uint32_t, uint32_t>> ring_sizes(link_count_, {0, 0});  // wavelets, credits (0: none)
+  size_t next = 0;
   for (TileId t = 0; t < routers_.size(); ++t) {
     Router* r = routers_[t].get();
     if (!r) continue;
     const Coord c = shape_.coord(t);
-    uint8_t used_tx = 0, used_rx = 0;
+    const auto [used_tx, used_rx] = used(*r);
     uint32_t colours_tx[kDirs] = {};
-    for (const Lane& lane : r->lanes) {
-      const uint8_t txs = r->tx_union(lane);
-      used_tx |= txs;
-      used_rx |= r->rx_union(lane);
-      for (int d = 0; d < kDirs; ++d)
-        if (txs & bit(Dir(d))) ++colours_tx[d];
-    }
+    for (const Lane& lane : r->lanes)
+      for (uint32_t m = r->tx_union(lane); m; m &= m - 1) ++colours_tx[std::countr_zero(m)];
     for (int d = 0; d < kDirs; ++d) {
       if (!(used_tx & bit(Dir(d)))) continue;
-      Link& l = links_.emplace_back();
+      auto& [flit_ring, credit_ring] = ring_sizes[next];
+      Link& l = links_[next++];
       l.src = t;
       l.dir = Dir(d);
       Coord n;
@@ -247,23 +258,37 @@ void Mesh::build_links(const Partition& partition) {
         // A switching colour at the far end may hold wavelets on the link until its rx turns.
         bool holds = false;
         for (const Lane& lane : routers_[l.dst]->lanes) holds |= lane.ext >= 0 && routers_[l.dst]->ext[size_t(lane.ext)].has_switch;
-        l.flits.init(l.latency + 2 + (holds ? colours_tx[d] * downstream_cap : 0));
-        l.credits.init(colours_tx[d] * downstream_cap + 1);
+        flit_ring = l.latency + 2 + (holds ? colours_tx[d] * downstream_cap : 0);
+        credit_ring = colours_tx[d] * downstream_cap + 1;
       }
       r->out_port(Dir(d)).link = &l;
     }
     if (used_rx & bit(Dir::Ramp)) {  // the PE sends onto this router
-      Link& l = links_.emplace_back();
+      auto& [flit_ring, credit_ring] = ring_sizes[next];
+      Link& l = links_[next++];
       l.kind = LinkKind::RampUp, l.src = l.dst = t, l.dir = Dir::Ramp, l.latency = uint8_t(ramp);
       l.dst_place = Scheduler::place_of(t);
       uint32_t credits = 1;
       for (const Lane& lane : r->lanes)
         if (r->rx_union(lane) & bit(Dir::Ramp)) credits += lane.cap;
-      l.flits.init(ramp + 2 + credits);  // room for what a switching colour holds back
-      l.credits.init(credits);
+      flit_ring = ramp + 2 + credits;  // room for what a switching colour holds back
+      credit_ring = credits;
       r->in_port(Dir::Ramp).link = &l;
     }
   }
+  // The rings, in one block: every link's wavelet ring in tile order, then every credit ring (a
+  // hop inside a band returns its credits straight into the sender's lane, Lane::credit_back,
+  // so most credit rings stay cold and out of the hot rings' lines).
+  size_t lines = 0;
+  for (const auto& [f, c] : ring_sizes)
+    lines += (f ? LinkQueue<Flit>::ring_bytes(f) : 0) / sizeof(RingLine) + (c ? LinkQueue<Credit>::ring_bytes(c) : 0) / sizeof(RingLine);
+  rings_ = std::make_unique_for_overwrite<RingLine[]>(lines);
+  RingLine* at = rings_.get();
+  for (size_t i = 0; i < link_count_; ++i)
+    if (const uint32_t f = ring_sizes[i].first) links_[i].flits.init(f, at), at += LinkQueue<Flit>::ring_bytes(f) / sizeof(RingLine);
+  for (size_t i = 0; i < link_count_; ++i)
+    if (const uint32_t c = ring_sizes[i].second)
+      links_[i].credits.init(c, at), at += LinkQueue<Credit>::ring_bytes(c) / sizeof(RingLine);
   for (IngressPort& p : ingress_) {
     Router* r = routers_[shape_.id(p.tile())].get();
     r->ingress[size_t(p.side())] = &p;
@@ -287,9 +312,9 @@ void Mesh::assign_notes(const Partition& partition) {
   // then its band-edge tiles; each group in tile order. A hop's dst returns credits straight
   // into its src's lanes when src comes first in both orders.
   std::vector<uint8_t> at_edge(shape_.tiles(), 0);
-  for (const Link& l : links_)
+  for (const Link& l : links())
     if (partition.owner[l.src] != partition.owner[l.dst]) at_edge[l.src] = at_edge[l.dst] = 1;
-  for (Link& l : links_) {
+  for (Link& l : links()) {
     // (The PE notes itself of what reaches its ends of the RAMP links: Pe::attach.)
     if (l.kind != LinkKind::RampDown) l.flits.set_note(nullptr, 0);
     if (l.kind != LinkKind::RampUp) l.credits.set_note(nullptr, 0);

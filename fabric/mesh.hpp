@@ -3,7 +3,9 @@
 // and to their PEs, and the edge ports. Routes are set first, then finalize() validates them and
 // builds the links for a given partition into worker blocks.
 #include <deque>
+#include <cstddef>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "fabric/edge_port.hpp"
@@ -58,8 +60,8 @@ class Mesh {
   // Which of router t's port lines (Router::port_line) its lanes read, for this run's routes
   // (set by assign_notes): what to prefetch before it steps.
   uint8_t port_lines(TileId t) const { return port_lines_[t]; }
-  const std::deque<Link>& links() const { return links_; }
-  std::deque<Link>& links() { return links_; }
+  std::span<const Link> links() const { return {links_.get(), link_count_}; }
+  std::span<Link> links() { return {links_.get(), link_count_}; }
   const std::deque<IngressPort>& ingress_ports() const { return ingress_; }
   std::deque<IngressPort>& ingress_ports() { return ingress_; }
   const std::deque<EgressPort>& egress_ports() const { return egress_; }
@@ -81,7 +83,13 @@ class Mesh {
   MeshShape shape_;
   std::vector<std::unique_ptr<Router>> routers_;
   std::vector<uint8_t> port_lines_;  // per tile (assign_notes)
-  std::deque<Link> links_;
+  // Every link, in tile order (finalize()), and the block their queues' rings live in.
+  std::unique_ptr<Link[]> links_;
+  size_t link_count_ = 0;
+  struct alignas(64) RingLine {
+    std::byte bytes[64];
+  };
+  std::unique_ptr<RingLine[]> rings_;
   std::deque<IngressPort> ingress_;
   std::deque<EgressPort> egress_;
 };
