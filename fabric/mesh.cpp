@@ -7,7 +7,20 @@
 
 namespace wse {
 
-Mesh::Mesh(const MachineSpec& spec, MeshShape shape) : spec_(spec), shape_(shape), routers_(shape.tiles()) {}
+Mesh::Mesh(const MachineSpec& spec, MeshShape shape) : spec_(spec), shape_(shape), routers_(shape.tiles(), nullptr) {}
+
+Router* Mesh::new_router() {
+  if (router_blocks_.empty() || next_in_block_ == block_size_) {
+    // A tile has one router at most, so the mesh never needs more than its tiles.
+    block_size_ = std::min<size_t>(kRouterBlock, shape_.tiles() - routers_made_);
+    router_blocks_.push_back(std::make_unique<Router[]>(block_size_));
+    next_in_block_ = 0;
+  }
+  ++routers_made_;
+  Router* r = &router_blocks_.back()[next_in_block_++];
+  r->lanes = LaneVector(LanePool::Allocator<Lane>(lane_pool_.get()));
+  return r;
+}
 
 std::string Mesh::where(Coord c, Colour colour) const {
   return "route at tile " + to_string(c) + " colour " + std::to_string(colour);
@@ -23,8 +36,8 @@ void Mesh::set_route(Coord tile, Colour colour, Route route) {
   if (uint8_t(route.rx) >= kDirs || route.tx >= (1u << kDirs))
     throw RouteError(where(tile, colour) + ": rx or tx names a port that does not exist");
   if (route.tx == 0) throw RouteError(where(tile, colour) + ": empty tx set");
-  auto& r = routers_[shape_.id(tile)];
-  if (!r) r = std::make_unique<Router>(), r->where = tile;
+  Router*& r = routers_[shape_.id(tile)];
+  if (!r) r = new_router(), r->where = tile;
   if (Lane* lane = r->lane(colour)) {
     if (lane->rx != route.rx)
       throw RouteError(where(tile, colour) + ": already receives from " + dir_name(lane->rx) + ", cannot also receive from " +
@@ -38,11 +51,12 @@ void Mesh::set_route(Coord tile, Colour colour, Route route) {
   lane.rx = route.rx;
   lane.tx = route.tx;
   r->lane_of[colour] = int8_t(r->lanes.size());
+  r->lanes.reserve(r->lanes.size() + 1);  // one lane at a time: the array let go is the next router's (LanePool)
   r->lanes.push_back(lane);
 }
 
 void Mesh::set_switch(Coord tile, Colour colour, const ColourSwitchConfig& cfg) {
-  Router* r = shape_.contains(tile.x, tile.y) ? routers_[shape_.id(tile)].get() : nullptr;
+  Router* r = shape_.contains(tile.x, tile.y) ? routers_[shape_.id(tile)] : nullptr;
   Lane* lane = r ? r->lane(colour) : nullptr;
   if (!lane) throw RouteError(where(tile, colour) + ": switch positions need the colour's route (position 0) first");
   if (cfg.count == 0) throw RouteError(where(tile, colour) + ": a switch needs at least one position beyond the route");
@@ -69,7 +83,7 @@ void Mesh::set_switch(Coord tile, Colour colour, const ColourSwitchConfig& cfg) 
 }
 
 void Mesh::set_filter(Coord tile, Colour colour, const CounterFilter& f) {
-  Router* r = shape_.contains(tile.x, tile.y) ? routers_[shape_.id(tile)].get() : nullptr;
+  Router* r = shape_.contains(tile.x, tile.y) ? routers_[shape_.id(tile)] : nullptr;
   Lane* lane = r ? r->lane(colour) : nullptr;
   if (!lane) throw RouteError(where(tile, colour) + ": a filter needs the colour's route first");
   uint32_t filters = 0;
@@ -88,7 +102,7 @@ void Mesh::set_filter(Coord tile, Colour colour, const CounterFilter& f) {
 }
 
 void Mesh::clear_filter(Coord tile, Colour colour) {
-  Router* r = shape_.contains(tile.x, tile.y) ? routers_[shape_.id(tile)].get() : nullptr;
+  Router* r = shape_.contains(tile.x, tile.y) ? routers_[shape_.id(tile)] : nullptr;
   if (LaneExt* e = r ? r->lane_ext(colour) : nullptr) e->has_filter = false, e->counter = 0;
 }
 
@@ -125,7 +139,7 @@ void Mesh::validate() const {
     return false;
   };
   for (TileId t = 0; t < routers_.size(); ++t) {
-    const Router* r = routers_[t].get();
+    const Router* r = routers_[t];
     if (!r) continue;
     const Coord c = shape_.coord(t);
     for (const Lane& lane : r->lanes) {
@@ -143,7 +157,7 @@ void Mesh::validate() const {
                              " off the mesh edge, where no egress port is attached");
           continue;
         }
-        const Router* nr = routers_[shape_.id(n)].get();
+        const Router* nr = routers_[shape_.id(n)];
         const Lane* nl = nr ? nr->lane(lane.colour) : nullptr;
         if (!nl)
           throw RouteError(where(c, lane.colour) + ": sends " + dir_name(Dir(d)) + " to tile " + to_string(n) +
@@ -161,7 +175,7 @@ void Mesh::build_links(const Partition& partition) {
   links_.reset(), link_count_ = 0, rings_.reset();
   const uint32_t hop = spec_.hop_latency_cycles, ramp = spec_.ramp_latency_cycles;
   for (TileId t = 0; t < routers_.size(); ++t) {
-    Router* r = routers_[t].get();
+    Router* r = routers_[t];
     if (!r) continue;
     r->clear_ports();
     r->ingress.fill(nullptr);
@@ -170,7 +184,6 @@ void Mesh::build_links(const Partition& partition) {
     r->reset_step_state();
     r->in_links = r->credit_links = 0;
     r->has_ingress = false;
-    r->lanes.shrink_to_fit();  // routes are final: no slack per router on a full wafer
     const Coord c = shape_.coord(t);
     for (Lane& lane : r->lanes) {
       Coord n;
@@ -193,7 +206,7 @@ void Mesh::build_links(const Partition& partition) {
   }
   // Credits toward each tx target: the downstream lane's capacity (known now for every lane).
   for (TileId t = 0; t < routers_.size(); ++t) {
-    Router* r = routers_[t].get();
+    Router* r = routers_[t];
     if (!r) continue;
     const Coord c = shape_.coord(t);
     for (Lane& lane : r->lanes) {
@@ -224,7 +237,7 @@ void Mesh::build_links(const Partition& partition) {
   std::vector<std::pair<uint32_t, uint32_t>> ring_sizes(link_count_, {0, 0});  // wavelets, credits (0: none)
   size_t next = 0;
   for (TileId t = 0; t < routers_.size(); ++t) {
-    Router* r = routers_[t].get();
+    Router* r = routers_[t];
     if (!r) continue;
     const Coord c = shape_.coord(t);
     const auto [used_tx, used_rx] = used(*r);
@@ -290,7 +303,7 @@ void Mesh::build_links(const Partition& partition) {
     if (const uint32_t c = ring_sizes[i].second)
       links_[i].credits.init(c, at), at += LinkQueue<Credit>::ring_bytes(c) / sizeof(RingLine);
   for (IngressPort& p : ingress_) {
-    Router* r = routers_[shape_.id(p.tile())].get();
+    Router* r = routers_[shape_.id(p.tile())];
     r->ingress[size_t(p.side())] = &p;
     r->has_ingress = true;
   }
@@ -398,7 +411,7 @@ void Mesh::finalize(const Partition& partition) {
   validate();
   // Ingress ports: every colour a port carries must be received from that side at its tile.
   for (IngressPort& p : ingress_) {
-    const Router* r = routers_[shape_.id(p.tile())].get();
+    const Router* r = routers_[shape_.id(p.tile())];
     uint32_t checked = 0;
     for (uint64_t k = 0; k < p.size(); ++k) {
       Colour col = p.wavelet(k).colour;

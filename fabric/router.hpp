@@ -16,6 +16,7 @@
 #include "fabric/colour_switch.hpp"
 #include "fabric/edge_port.hpp"
 #include "fabric/lane.hpp"
+#include "fabric/lane_pool.hpp"
 #include "fabric/link.hpp"
 #include "fabric/route.hpp"
 #include "fabric/scheduler.hpp"
@@ -53,7 +54,7 @@ struct LaneExt {
 // lines its lanes use (and its lanes and links); the cold rest follows.
 class alignas(64) Router {
  public:
-  std::vector<Lane> lanes;
+  LaneVector lanes;  // from its mesh's LanePool
 
  private:
   std::array<uint32_t, kDirs> want_{};  // per output: lanes whose head still has to go there

@@ -21,7 +21,7 @@ std::string mesh_text(MeshShape m) { return std::to_string(m.width) + "x" + std:
 uint64_t wafer_bytes(const MachineSpec& spec, MeshShape mesh, uint64_t active_tiles) {
   const uint64_t tiles = mesh.tiles();
   // Every tile: its PE, its router slot, its owner in the partition, its scheduler stamp.
-  const uint64_t per_tile = sizeof(Pe) + sizeof(std::unique_ptr<Router>) + sizeof(uint16_t) + sizeof(Cycle);
+  const uint64_t per_tile = sizeof(Pe) + sizeof(Router*) + sizeof(uint16_t) + sizeof(Cycle);
   // Every tile a kernel uses: a router with two lanes (every kernel here routes at least a
   // multicast and a chain through each of its PEs), three outgoing links with their queues, and
   // one SRAM page.
