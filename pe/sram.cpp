@@ -53,7 +53,7 @@ const SramAllocation* Sram::find(uint16_t name) const {
   return nullptr;
 }
 
-SramArena::SramArena(uint64_t tiles, uint32_t capacity) : bytes_(tiles * capacity), capacity_(capacity) {
+SramArena::SramArena(uint64_t tiles, uint32_t capacity) : bytes_(capacity ? tiles * stride(capacity) : 0), stride_(stride(capacity)) {
   if (!bytes_) return;
   void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();

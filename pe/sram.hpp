@@ -54,18 +54,27 @@ class Sram {
 };
 
 // The wafer's SRAM arena: capacity bytes for every tile, reserved but not committed.
+//
+// Tiles lie a cache line further apart than their capacity. At exactly 48 KiB apart, the same
+// offset in every PE's SRAM (where a kernel keeps the same buffer on every PE) fell in one set
+// of the host's first-level cache and in one of four sets of its second level: a cycle's PEs,
+// all working on the same buffers, evicted each other's lines. One line more staggers them over
+// every set.
 class SramArena {
  public:
   SramArena(uint64_t tiles, uint32_t capacity);
   ~SramArena();
   SramArena(const SramArena&) = delete;
   SramArena& operator=(const SramArena&) = delete;
-  uint8_t* tile(TileId t) const { return base_ + uint64_t(t) * capacity_; }
+  uint8_t* tile(TileId t) const { return base_ + uint64_t(t) * stride_; }
+  // Bytes from one tile's SRAM to the next one's: the capacity rounded up to a cache line, and
+  // one line more.
+  static uint64_t stride(uint32_t capacity) { return ((uint64_t(capacity) + 63) & ~uint64_t(63)) + 64; }
 
  private:
   uint8_t* base_ = nullptr;
   uint64_t bytes_ = 0;
-  uint32_t capacity_ = 0;
+  uint64_t stride_ = 0;
 };
 
 }  // namespace wse

@@ -1,6 +1,9 @@
 // Route tables that cannot run, SRAM requests that do not fit: each a clear error naming where.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
 #include "test_support.hpp"
 
 namespace wse {
@@ -118,6 +121,29 @@ TEST(Sram, AnUntouchedFullWaferCostsNoSramPages) {
   Wafer w(s, {s.fabric_width, s.fabric_height});
   EXPECT_EQ(w.pe({749, 993}).sram.capacity(), 49152u);
   EXPECT_EQ(w.pe({749, 993}).sram.base()[49151], 0);  // reads of untouched pages see zeros
+}
+
+// PEs' SRAMs lie a cache line further apart than their capacity (pe/sram.hpp): each PE's whole
+// SRAM is its own (filling one leaves its neighbour's zeros), and one offset on 64 neighbouring
+// PEs, where a kernel keeps the same buffer on each, falls in 64 different sets of a 64-set cache
+// (at exactly 48 KiB apart it fell in one).
+TEST(Sram, NeighbouringPesHaveSramsOfTheirOwnOnStaggeredCacheSets) {
+  MachineSpec s = test::spec();
+  Wafer w(s, {64, 2});
+  std::set<uintptr_t> sets;
+  for (uint32_t x = 0; x < 64; ++x) {
+    const uint8_t* here = w.pe({x, 0}).sram.base();
+    const uint8_t* next = w.pe({x, 1}).sram.base();
+    EXPECT_EQ(uintptr_t(here) % 64, 0u) << "PE " << x;
+    sets.insert((uintptr_t(here) / 64 + 100) % 64);  // the line at offset 6400
+    if (x + 1 < 64) EXPECT_GE(w.pe({x + 1, 0}).sram.base(), here + s.sram_bytes_per_pe) << "PE " << x;
+    EXPECT_GE(next, here + s.sram_bytes_per_pe);
+  }
+  EXPECT_EQ(sets.size(), 64u);
+  uint8_t* first = w.pe({0, 0}).sram.base();
+  std::fill_n(first, s.sram_bytes_per_pe, uint8_t(0xFF));
+  const uint8_t* second = w.pe({1, 0}).sram.base();
+  EXPECT_TRUE(std::all_of(second, second + s.sram_bytes_per_pe, [](uint8_t b) { return b == 0; }));
 }
 
 }  // namespace
