@@ -30,7 +30,6 @@ class LanePool {
       free_[n].pop_back();
       return p;
     }
-    if (n > kBlockLanes) return static_cast<Lane*>(::operator new(n * sizeof(Lane), std::align_val_t{alignof(Lane)}));
     if (blocks_.empty() || used_ + n > kBlockLanes) {
       blocks_.push_back(std::make_unique_for_overwrite<Slot[]>(kBlockLanes));
       used_ = 0;
@@ -40,7 +39,6 @@ class LanePool {
     return p;
   }
   void give_back(Lane* p, size_t n) {
-    if (n > kBlockLanes) return ::operator delete(p, std::align_val_t{alignof(Lane)});
     if (n >= free_.size()) free_.resize(n + 1);
     free_[n].push_back(p);
   }
@@ -76,6 +74,8 @@ class LanePool {
     std::byte bytes[sizeof(Lane)];
   };
   static constexpr size_t kBlockLanes = 4096;  // 768 KiB a block
+  // A router has a lane per colour at most, so any array fits a block.
+  static_assert(kBlockLanes >= MachineSpec::kMaxColours);
   std::vector<std::unique_ptr<Slot[]>> blocks_;
   size_t used_ = 0;                       // slots of the last block handed out
   std::vector<std::vector<Lane*>> free_;  // by length: arrays given back
