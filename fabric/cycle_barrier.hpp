@@ -55,6 +55,13 @@ class CycleBarrier {
     s.posted.store(gen + 1, std::memory_order_release);  // the vote above goes with it
     return gen;
   }
+  // Whether every worker has posted generation `gen` (wait() would return at once): a worker
+  // stepping ahead asks it before each further cycle, and stops when the others are done.
+  bool all_posted(uint64_t gen) const {
+    for (unsigned w = 0; w < workers_; ++w)
+      if (slot(gen, w).posted.load(std::memory_order_acquire) != gen + 1) return false;
+    return true;
+  }
   CycleVote wait(unsigned worker, uint64_t gen) {
     // Spin, then yield. The budget adapts per worker: it doubles while waits end within it (a
     // yield costs more than a short wait) and halves when they do not (the workers being
@@ -92,6 +99,7 @@ class CycleBarrier {
     unsigned budget = 1u << 12;
   };
   Slot& slot(uint64_t gen, unsigned worker) { return slots_[(gen & 1) * workers_ + worker]; }
+  const Slot& slot(uint64_t gen, unsigned worker) const { return slots_[(gen & 1) * workers_ + worker]; }
   const unsigned workers_;
   std::vector<Slot> slots_;
   std::vector<Mine> mine_;

@@ -9,10 +9,13 @@
 // barrier that also agrees on the next cycle with any work, so idle stretches are skipped.
 //
 // Run-ahead: a worker that has finished cycle c posts its vote and, while the others finish c,
-// steps its inner tiles (no link to another worker's tile) that are due at c+1: they read only
-// what this worker's own tiles wrote at c or before. After the barrier it takes the other
-// workers' wakes and steps the rest of c+1 (its band-edge tiles). A cycle of uneven work is then
-// partly absorbed by the next cycle's work instead of spinning at the barrier.
+// steps its tiles at least one hop inside its band (no link to another worker's tile) that are
+// due at c+1: they read only what this worker's own tiles wrote at c or before. While the others
+// are still at c it goes on: tiles at least two hops inside at c+2, three at c+3, up to
+// Mesh::kRunAheadLevels (a wavelet or credit from another worker takes a cycle a hop to come in).
+// After the barrier it takes the other workers' wakes and steps the rest of c+1 (its band-edge
+// tiles). A cycle of uneven work is then absorbed by the next cycles' work instead of spinning at
+// the barrier.
 //
 // `Tiles` provides:
 //   void seed(const Block&, Scheduler&);            // first events of the block's tiles
@@ -21,6 +24,7 @@
 //   Mesh& mesh();                                   // to size the cross-worker mailboxes
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <bit>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -42,6 +46,7 @@ struct EngineResult {
   // Tile steps taken ahead of the barrier (all workers; the run-ahead below). How a run was
   // scheduled on the host, not a property of the wafer: it depends on the thread count.
   uint64_t steps_ahead = 0;
+  uint64_t steps_further_ahead = 0;  // of those, the steps at c+2 or later (several cycles ahead)
   // Per worker, the fraction of the run's host time it spent waiting at the barrier for the
   // others (empty with one worker): what a second worker left on the table. Host, not wafer.
   std::vector<double> waiting;
@@ -62,6 +67,10 @@ struct RunHooks {
   // any tile's state.
   Cycle sample_interval = 0;
   std::function<void(Cycle boundary)> sample;
+  // Tests: with several workers, step every run-ahead level each cycle, whether or not the other
+  // workers have finished theirs (the engine stops going further ahead when they have), so that
+  // the deepest levels are taken on every run.
+  bool every_run_ahead_level = false;
 };
 
 template <class Tiles>
@@ -87,25 +96,26 @@ class CycleEngine {
     std::vector<std::exception_ptr> errors(workers);
     std::vector<EngineResult> results(workers);
     std::vector<double> waiting(workers > 1 ? workers : 0, 0.0);
-    // Per worker, its inner tiles: those with no link to another worker's tile. What they read
-    // at cycle c+1 was written by this worker's own tiles at cycle c or before, so a worker that
-    // has finished cycle c may step them at c+1 while it waits for the others to finish c.
-    std::vector<std::vector<uint64_t>> inner(workers > 1 ? workers : 0,
+    // Per worker and level m = 1 .. kRunAheadLevels, the tiles it may step at c + m once every
+    // worker has finished cycle c: those at least m hops inside its band (Mesh::band_depths).
+    // What they read then was written by this worker's own tiles, at c + m - 1 or before.
+    constexpr unsigned kLevels = Mesh::kRunAheadLevels;
+    static_assert(kLevels < Scheduler::kNear / 2 + 1, "the run-ahead's wakes stay in the scheduler's bitmaps");
+    std::vector<std::vector<uint64_t>> ahead(workers > 1 ? size_t(workers) * kLevels : 0,
                                              std::vector<uint64_t>(Scheduler::bitmap_words(mesh.shape().tiles()), 0));
     if (workers > 1) {
-      std::vector<uint8_t> at_edge(mesh.shape().tiles(), 0);
-      for (const Link& l : mesh.links())
-        if (partition.owner[l.src] != partition.owner[l.dst]) at_edge[l.src] = at_edge[l.dst] = 1;
-      for (TileId t = 0; t < at_edge.size(); ++t)
-        if (!at_edge[t]) inner[partition.owner[t]][t >> 6] |= uint64_t(1) << (t & 63);
+      const std::span<const uint8_t> depth = mesh.band_depths();
+      for (TileId t = 0; t < depth.size(); ++t)
+        for (unsigned m = 1; m <= depth[t]; ++m) ahead[partition.owner[t] * kLevels + m - 1][t >> 6] |= uint64_t(1) << (t & 63);
     }
 
     // The run-ahead's stepping, out of line so that the one-worker loop (the same code) keeps
     // the layout it has without it.
     auto step_ahead = [&](Scheduler& sched, Cycle ahead, const uint64_t* only, uint64_t& steps) __attribute__((noinline)) {
-      sched.begin_cycle(ahead);
+      sched.begin_ahead(ahead);
       return sched.step_due([&](TileId t) { tiles.step(t, ahead, sched), ++steps; }, [&](TileId t) { tiles.prefetch(t); }, only);
     };
+
 
     auto worker = [&](unsigned w) {
       Scheduler sched(mesh.shape().tiles());
@@ -140,34 +150,47 @@ class CycleEngine {
         return all;
       };
       Cycle now = start, last_progress = 0;
+      // Bit k: this worker stepped a tile ahead at cycle now + k. Such a cycle is in its vote
+      // (though nothing may be left due then), so that the run visits every cycle in which any
+      // tile steps, whichever worker stepped it and when: the cycles simulated, and what a run
+      // reports, are the one-worker run's.
+      uint32_t stepped_ahead = 0;
       vote.last = start;
       Cycle next_sample = hooks.sample_interval ? start + hooks.sample_interval : kNever;
-      bool begun = false;  // this cycle's inner tiles were stepped ahead, before the barrier
       for (;;) {
         if (!vote.failed) {
           try {
-            if (!begun) sched.begin_cycle(now);
+            sched.begin_cycle(now);
             sched.take_mail();
             if (sched.step_due([&](TileId t) { tiles.step(t, now, sched); }, [&](TileId t) { tiles.prefetch(t); }))
-              vote.last = now;
+              vote.last = std::max(vote.last, now);  // (steps taken ahead may have been later)
           } catch (...) {
             errors[w] = std::current_exception();
             vote.failed = true;
           }
         }
         vote.next = vote.failed ? kNever : sched.next_event();
+        if (!vote.failed && (stepped_ahead >> 1)) vote.next = std::min(vote.next, now + 1 + Cycle(std::countr_zero(stepped_ahead >> 1)));
         ++res.cycles_stepped;
         const uint64_t gen = barrier.post(w, vote);
         // Run-ahead: when this worker's next cycle is the very next one, every worker will run
-        // it (no vote can be earlier), so its inner tiles are stepped now instead of spinning
-        // at the barrier. Not across the end of the run or a sample boundary, where every tile
-        // must stop before the cycle. Stepping some of a cycle's tiles earlier is only another
-        // order within the cycle, which cannot change a result (see above).
-        begun = false;
-        if (workers > 1 && !vote.failed && vote.next == now + 1 && now + 1 < end && now + 1 < next_sample) {
-          begun = true;
+        // it (no vote can be earlier), so instead of spinning at the barrier it steps its tiles
+        // at least one hop inside its band at c+1, then, while the others are still at c, those
+        // at least two hops inside at c+2, and so on (up to kLevels, not across the end of the
+        // run or a sample boundary, where every tile must stop before the cycle). Each reads
+        // only what this worker's own tiles wrote: stepping some of a cycle's tiles earlier is
+        // only another order within the cycle, which cannot change a result (see above). What a
+        // level leaves due (tiles nearer the edge) is stepped in a later round or after the
+        // barrier; a level whose tiles were all stepped in an earlier round steps nothing.
+        if (workers > 1 && !vote.failed && vote.next == now + 1) {
           try {
-            if (step_ahead(sched, now + 1, inner[w].data(), res.steps_ahead)) vote.last = now + 1;
+            for (unsigned m = 1; m <= kLevels; ++m) {
+              const Cycle at = now + m;
+              if (at >= end || at >= next_sample) break;
+              if (m > 1 && !hooks.every_run_ahead_level && barrier.all_posted(gen)) break;
+              if (step_ahead(sched, at, ahead[w * kLevels + m - 1].data(), m == 1 ? res.steps_ahead : res.steps_further_ahead))
+                vote.last = std::max(vote.last, at), stepped_ahead |= 1u << m;
+            }
           } catch (...) {
             errors[w] = std::current_exception();
             vote.failed = true;
@@ -201,6 +224,7 @@ class CycleEngine {
             break;
           }
         }
+        stepped_ahead = all.next - now < 32 ? stepped_ahead >> (all.next - now) : 0;
         now = all.next;
       }
       if (workers > 1) {
@@ -219,8 +243,13 @@ class CycleEngine {
     }
     for (auto& e : errors)
       if (e) std::rethrow_exception(e);
-    for (unsigned w = 1; w < workers; ++w) results[0].steps_ahead += results[w].steps_ahead;
+    for (unsigned w = 0; w < workers; ++w) results[w].steps_ahead += results[w].steps_further_ahead;
+    for (unsigned w = 1; w < workers; ++w) {
+      results[0].steps_ahead += results[w].steps_ahead;
+      results[0].steps_further_ahead += results[w].steps_further_ahead;
+    }
     results[0].waiting = std::move(waiting);
+
     return results[0];
   }
 };

@@ -317,16 +317,40 @@ void Mesh::build_links(const Partition& partition) {
   assign_notes(partition);
 }
 
+void Mesh::find_band_depths(const Partition& partition) {
+  // Breadth first from the band-edge tiles over the hops inside each worker's tiles (a hop
+  // carries wavelets one way and credits the other: either way counts).
+  depth_.assign(shape_.tiles(), kRunAheadLevels);
+  std::vector<TileId> frontier, further;
+  for (const Link& l : links())
+    if (l.kind == LinkKind::Hop && partition.owner[l.src] != partition.owner[l.dst])
+      for (TileId t : {l.src, l.dst})
+        if (depth_[t]) depth_[t] = 0, frontier.push_back(t);
+  for (uint8_t d = 1; d < kRunAheadLevels && !frontier.empty(); ++d) {
+    further.clear();
+    for (TileId t : frontier) {
+      const Router* r = routers_[t];
+      for (int k = 0; k < kMeshDirs; ++k)
+        for (const Link* l : {r->in_link(Dir(k)), r->out_link(Dir(k))}) {
+          if (!l || l->kind != LinkKind::Hop) continue;
+          const TileId n = l->src == t ? l->dst : l->src;
+          if (partition.owner[n] == partition.owner[t] && depth_[n] > d) depth_[n] = d, further.push_back(n);
+        }
+    }
+    std::swap(frontier, further);
+  }
+}
+
 void Mesh::assign_notes(const Partition& partition) {
   for (auto& r : routers_)
     if (r) r->poll_in = r->poll_credits = 0;
-  // The order in which a worker steps its tiles within a cycle: its inner tiles (no link to
-  // another worker's tile) may be stepped first, ahead of the barrier (CycleEngine's run-ahead),
-  // then its band-edge tiles; each group in tile order. A hop's dst returns credits straight
-  // into its src's lanes when src comes first in both orders.
-  std::vector<uint8_t> at_edge(shape_.tiles(), 0);
-  for (const Link& l : links())
-    if (partition.owner[l.src] != partition.owner[l.dst]) at_edge[l.src] = at_edge[l.dst] = 1;
+  // The order in which a worker steps its tiles within a cycle (CycleEngine's run-ahead): the
+  // deeper in its band first (Mesh::band_depths; the tiles of one depth are always stepped
+  // together), each depth in tile order. A hop's dst returns credits straight into its src's
+  // lanes when src comes first in that order whatever the depths reached ahead: src at least as
+  // deep as dst, and before it in tile order.
+  find_band_depths(partition);
+  const std::vector<uint8_t>& depth = depth_;
   for (Link& l : links()) {
     // (The PE notes itself of what reaches its ends of the RAMP links: Pe::attach.)
     if (l.kind != LinkKind::RampDown) l.flits.set_note(nullptr, 0);
@@ -341,7 +365,7 @@ void Mesh::assign_notes(const Partition& partition) {
     // stepped by one worker; a hop's two routers only when the partition says so.
     const bool local = l.kind != LinkKind::Hop || partition.owner[l.src] == partition.owner[l.dst];
     l.same_worker = local, l.dst_next = local && l.latency == 1;
-    if (l.kind == LinkKind::Hop && local && l.src < l.dst && at_edge[l.src] <= at_edge[l.dst]) l.credit_into = &src;
+    if (l.kind == LinkKind::Hop && local && l.src < l.dst && depth[l.src] >= depth[l.dst]) l.credit_into = &src;
     if (l.kind != LinkKind::RampDown) {
       const uint8_t b = bit(l.kind == LinkKind::Hop ? opposite(l.dir) : Dir::Ramp);
       if (local) l.flits.set_note(&dst.noted_in, b);

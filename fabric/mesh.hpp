@@ -50,6 +50,15 @@ class Mesh {
   // is read at the next step.
   void repartition(const Partition& partition) { assign_notes(partition); }
 
+  // How many cycles ahead of the others a worker may step each tile (CycleEngine's run-ahead),
+  // for the partition of the last finalize() or repartition(): per tile, its distance in hops
+  // from the nearest tile of its worker that has a hop to or from another worker's tile, at most
+  // kRunAheadLevels. A tile at distance d reads at cycle c + d only what tiles of its own worker
+  // wrote by then: anything from another worker takes a cycle a hop at least to come d hops in.
+  // Without such tiles (one worker), kRunAheadLevels.
+  static constexpr uint8_t kRunAheadLevels = 4;
+  std::span<const uint8_t> band_depths() const { return depth_; }
+
   // Shares `bytes_per_cycle` of off-wafer I/O evenly among the ingress ports that have a stream,
   // and among all egress ports (0 = every port at link rate). finalize() does this with the
   // spec's figure; call again when a later run uses other ports.
@@ -91,6 +100,8 @@ class Mesh {
   std::vector<std::unique_ptr<Router[]>> router_blocks_;
   size_t block_size_ = 0, next_in_block_ = 0, routers_made_ = 0;
   std::vector<uint8_t> port_lines_;  // per tile (assign_notes)
+  std::vector<uint8_t> depth_;       // per tile (assign_notes: band_depths)
+  void find_band_depths(const Partition& partition);
   // Every link, in tile order (finalize()), and the block their queues' rings live in.
   std::unique_ptr<Link[]> links_;
   size_t link_count_ = 0;

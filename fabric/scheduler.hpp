@@ -60,8 +60,11 @@ class alignas(64) Mailbox {
 
 class Scheduler {
  public:
-  static constexpr uint32_t kNear = 4;     // cycles now .. now+3 are bitmaps
-  static constexpr uint32_t kWheel = 1024;  // then vectors up to now+1023, then a heap
+  // Cycles base .. base+7 are bitmaps (base: the cycle all workers are on; the run-ahead steps
+  // up to kNear / 2 cycles beyond it, and its wakes, mostly for the next cycle or the one after,
+  // stay in the bitmaps), then vectors up to base+1023, then a heap.
+  static constexpr uint32_t kNear = 8;
+  static constexpr uint32_t kWheel = 1024;
 
   explicit Scheduler(size_t tiles)
       : words_(bitmap_words(tiles)), summary_words_(bitmap_words(words_)), last_far_(tiles, kNever), wheel_(kWheel) {
@@ -82,12 +85,12 @@ class Scheduler {
 
   Cycle now() const { return now_; }
   // Before the first cycle of a run that does not start at 0.
-  void start_at(Cycle c) { now_ = c, next_ = near_[(c + 1) % kNear]; }
+  void start_at(Cycle c) { now_ = base_ = begun_end_ = c, next_ = near_[(c + 1) % kNear]; }
 
   // Wakes tile t at cycle c >= now (c > now while the cycle's tiles are being stepped: every
   // latency is at least one cycle).
   void schedule(TileId t, Cycle c) {
-    if ((!owner_ || owner_[t] == me_) && c - now_ < kNear) [[likely]] {
+    if ((!owner_ || owner_[t] == me_) && c - base_ < kNear) [[likely]] {
       mark(near_[c % kNear], t);
       return;
     }
@@ -114,24 +117,19 @@ class Scheduler {
   // steps). `step` may wake tiles for later cycles. Returns whether any tile was stepped.
   //
   // With a bitmap `only`, step_due() steps just the due tiles in it and leaves the others due
-  // for a second call: CycleEngine's run-ahead steps a worker's inner tiles after
-  // begin_cycle(), before the barrier, then take_mail() and the rest after it.
+  // for a second call. CycleEngine's run-ahead: while the others finish cycle c, a worker steps
+  // some of its tiles at c+1, c+2, ... (begin_ahead(c + m) and step_due with the bitmap of the
+  // tiles far enough from its band's edge); after the barrier begin_cycle(c + 1), take_mail()
+  // and step_due() step the rest of c+1. A cycle's wakes are brought in once, at the first of
+  // these calls for it, in cycle order.
   void begin_cycle(Cycle now) {
-    now_ = now;
-    next_ = near_[(now + 1) % kNear];
+    base_ = now;
     remote_ = kNever;
-    while (!far_.empty() && far_.top().first - now_ < kWheel) {
-      auto [c, t] = far_.top();
-      far_.pop();
-      wheel_[c % kWheel].push_back(t);
-      ++wheel_pending_;
-    }
-    uint64_t* n = near_[now % kNear];
-    std::vector<TileId>& bucket = wheel_[now % kWheel];
-    for (TileId t : bucket) mark(n, t);
-    wheel_pending_ -= bucket.size();
-    bucket.clear();
+    enter(now);
   }
+  // Steps of cycle `at`, after the cycle all workers are on (begin_cycle's) and at most kNear / 2
+  // beyond it, each cycle in between begun first. Wakes stay relative to that cycle.
+  void begin_ahead(Cycle at) { enter(at); }
   void take_mail() {
     uint64_t* n = near_[now_ % kNear];
     for (Mailbox* in : inbox_)
@@ -175,14 +173,14 @@ class Scheduler {
   Cycle next_event() const {
     Cycle best = remote_;
     for (uint32_t k = 1; k < kNear; ++k)
-      if (has_any(near_[(now_ + k) % kNear])) {
-        best = std::min(best, now_ + k);
+      if (has_any(near_[(base_ + k) % kNear])) {
+        best = std::min(best, base_ + k);
         break;
       }
     if (wheel_pending_) {
-      for (uint32_t k = 1; k < kWheel && now_ + k < best; ++k)
-        if (!wheel_[(now_ + k) % kWheel].empty()) {
-          best = now_ + k;
+      for (uint32_t k = 1; k < kWheel && base_ + k < best; ++k)
+        if (!wheel_[(base_ + k) % kWheel].empty()) {
+          best = base_ + k;
           break;
         }
     }
@@ -198,15 +196,37 @@ class Scheduler {
       remote_ = std::min(remote_, c);
       return;
     }
-    if (c - now_ < kNear) return mark(near_[c % kNear], t);
+    if (c - base_ < kNear) return mark(near_[c % kNear], t);
     if (last_far_[t] == c) return;  // already due then
     last_far_[t] = c;
-    if (c - now_ < kWheel) {
+    if (c - base_ < kWheel) {
       wheel_[c % kWheel].push_back(t);
       ++wheel_pending_;
     } else {
       far_.push({c, t});
     }
+  }
+
+  // Steps of cycle c begin: the wake of the next cycle goes to c+1's bitmap; the first time for
+  // c, its wakes from the heap and the wheel join its bitmap. (A cycle the run skips has none:
+  // it would not have been skipped. One begun ahead is after base_ by less than kNear, so a wake
+  // for one not begun yet, at base_ + kNear or later, never lands in a drained bucket.)
+  void enter(Cycle c) {
+    now_ = c;
+    next_ = near_[(c + 1) % kNear];
+    if (c < begun_end_) return;
+    begun_end_ = c + 1;
+    while (!far_.empty() && far_.top().first - c < kWheel) {
+      auto [fc, t] = far_.top();
+      far_.pop();
+      wheel_[fc % kWheel].push_back(t);
+      ++wheel_pending_;
+    }
+    uint64_t* n = near_[c % kNear];
+    std::vector<TileId>& bucket = wheel_[c % kWheel];
+    for (TileId t : bucket) mark(n, t);
+    wheel_pending_ -= bucket.size();
+    bucket.clear();
   }
 
   // A near cycle's bitmap is one pointer: a bit per tile at n[0 ..), and below it a summary bit
@@ -236,7 +256,9 @@ class Scheduler {
   uint16_t me_ = 0;
   std::vector<Mailbox*> outbox_, inbox_;
   Cycle remote_ = kNever;
-  Cycle now_ = 0;
+  Cycle now_ = 0;        // the cycle being stepped
+  Cycle base_ = 0;       // the cycle all workers are on (now_ but in the run-ahead)
+  Cycle begun_end_ = 0;  // cycles before it have had their wakes brought into their bitmaps
   size_t wheel_pending_ = 0;
 };
 

@@ -109,12 +109,14 @@ std::vector<EgressArrival> arrivals_of(const Mesh& m) {
 }
 
 std::vector<EgressArrival> congested_run(unsigned threads, EngineResult* engine = nullptr,
-                                         std::vector<uint64_t>* link_counters = nullptr) {
+                                         std::vector<uint64_t>* link_counters = nullptr, bool every_run_ahead_level = false) {
   Wafer wafer(congested_spec(), kCongested);
   build_congested(wafer);
   Mesh& m = wafer.mesh();
   wafer.finalize(threads);
-  WaferRun run = wafer.run(1'000'000);
+  RunHooks hooks;
+  hooks.every_run_ahead_level = every_run_ahead_level;
+  WaferRun run = wafer.run(1'000'000, hooks);
   if (engine) *engine = run.engine;
   if (link_counters) *link_counters = link_counters_of(m);
   return arrivals_of(m);
@@ -133,28 +135,60 @@ TEST(Determinism, CongestedFabricArrivalsAreIdenticalAt1_2_3And4Threads) {
   }
 }
 
-// The run-ahead (fabric/cycle_engine.hpp): with several workers, a worker steps its inner tiles
-// of the next cycle before the others have finished this one. The congested fabric has flows
-// across every band edge every cycle; the run must take steps ahead, and every arrival must be
-// the one-worker run's, in cycle and payload, and every link's counters the same.
+// The run-ahead (fabric/cycle_engine.hpp): with several workers, a worker steps its tiles one
+// hop or more inside its band at the next cycle, and while the others are still busy, those two
+// or more hops inside at the cycle after, and so on, before the others have finished this one.
+// The congested fabric has flows across every band edge every cycle; the run must take steps
+// ahead, and every arrival must be the one-worker run's, in cycle and payload, every link's
+// counters the same, and the same cycles simulated. Once as the engine goes ahead by itself (as
+// far as the others' pace lets it), once with every level taken every cycle (the deepest
+// schedule, whatever this host's timing), which must take steps two cycles ahead or more.
 TEST(Determinism, StepsTakenAheadOfTheBarrierChangeNoArrival) {
   EngineResult single;
   std::vector<uint64_t> single_links;
   const auto one = congested_run(1, &single, &single_links);
   EXPECT_EQ(single.steps_ahead, 0u);  // one worker has no barrier to wait at
-  for (unsigned threads : {2u, 3u}) {
-    EngineResult engine;
-    std::vector<uint64_t> links;
-    const auto many = congested_run(threads, &engine, &links);
-    EXPECT_GT(engine.steps_ahead, 1000u) << threads << " threads";
-    EXPECT_EQ(links, single_links) << threads << " threads";
-    EXPECT_EQ(engine.cycles_stepped, single.cycles_stepped) << threads << " threads";
-    ASSERT_EQ(many.size(), one.size());
-    for (size_t i = 0; i < one.size(); ++i) {
-      ASSERT_EQ(many[i].cycle, one[i].cycle) << threads << " threads, arrival " << i;
-      ASSERT_EQ(many[i].wavelet.payload, one[i].wavelet.payload) << threads << " threads, arrival " << i;
+  for (bool every_level : {false, true})
+    for (unsigned threads : {2u, 3u}) {
+      EngineResult engine;
+      std::vector<uint64_t> links;
+      const auto many = congested_run(threads, &engine, &links, every_level);
+      const std::string what = std::to_string(threads) + " threads" + (every_level ? ", every level" : "");
+      EXPECT_GT(engine.steps_ahead, 1000u) << what;
+      if (every_level) EXPECT_GT(engine.steps_further_ahead, 1000u) << what;
+      EXPECT_LE(engine.steps_further_ahead, engine.steps_ahead) << what;
+      EXPECT_EQ(links, single_links) << what;
+      EXPECT_EQ(engine.cycles_stepped, single.cycles_stepped) << what;
+      EXPECT_EQ(engine.last_active, single.last_active) << what;
+      ASSERT_EQ(many.size(), one.size());
+      for (size_t i = 0; i < one.size(); ++i) {
+        ASSERT_EQ(many[i].cycle, one[i].cycle) << what << ", arrival " << i;
+        ASSERT_EQ(many[i].wavelet.payload, one[i].wavelet.payload) << what << ", arrival " << i;
+      }
     }
+}
+
+// How deep inside its band each tile is (Mesh::band_depths), by hand: a 4 x 10 mesh routed
+// everywhere, in two bands of five rows. Rows 4 and 5 face the other band (0), each row further
+// in one more, up to Mesh::kRunAheadLevels (4). One worker: no edge, every tile at the most.
+TEST(Determinism, ATilesDepthInItsBandIsItsHopsFromTheBandEdge) {
+  const MeshShape shape{4, 10};
+  Mesh m(test::spec(1), shape);
+  for (uint32_t y = 0; y < shape.height; ++y)
+    for (uint32_t x = 0; x < shape.width; ++x) m.set_route({x, y}, 0, Route::make(Dir::North, {Dir::South}));
+  for (uint32_t x = 0; x < shape.width; ++x) {
+    m.add_ingress({x, 0}, Dir::North);
+    m.add_egress({x, shape.height - 1}, Dir::South);
   }
+  const Partition two = Partition::make(shape, 2, 1);
+  ASSERT_EQ(two.blocks.size(), 2u);
+  ASSERT_EQ(two.blocks[0].y1, 5u);
+  m.finalize(two);
+  const uint8_t by_row[10] = {4, 3, 2, 1, 0, 0, 1, 2, 3, 4};
+  for (uint32_t y = 0; y < shape.height; ++y)
+    for (uint32_t x = 0; x < shape.width; ++x) EXPECT_EQ(m.band_depths()[shape.id({x, y})], by_row[y]) << "row " << y;
+  m.repartition(Partition::make(shape, 1));
+  for (uint8_t d : m.band_depths()) EXPECT_EQ(d, Mesh::kRunAheadLevels);
 }
 
 // Wafer::set_workers between runs (what a training run's passes do when the engine picks their
@@ -189,11 +223,14 @@ TEST(Determinism, ChangingTheWorkersBetweenRunsChangesNoArrival) {
 // A hop's dst returns credits straight into its src's lane (Link::credit_into) instead of through
 // the link's queue only when src is stepped before dst in every cycle, so that src, having
 // stepped, sees the credit from the next cycle on as it would from the queue. The order a worker
-// steps a cycle's tiles in (fabric/cycle_engine.hpp): with run-ahead, its inner tiles (no link to
-// another worker's tile) first, then its band-edge tiles, each in tile order; without, tile
-// order. Checked on flows in all four directions, for row bands, several bands per worker and
-// column bands: every hop that takes the shortcut is ordered so in both, and every hop that is
-// takes it.
+// steps a cycle's tiles in (fabric/cycle_engine.hpp): with run-ahead, the tiles deeper in its
+// band first (how many hops from a tile linked to another worker's, at most
+// Mesh::kRunAheadLevels; how many of those depths a cycle's first pass takes depends on the
+// host), each depth in tile order; without, tile order. Checked on flows in all four directions,
+// for row bands, several bands per worker and column bands: every hop that takes the shortcut is
+// ordered so in all of them, and every hop that is takes it. The depths here are worked out
+// independently: the bands are whole rows or columns, so a tile's hops to its band's edge are
+// its grid distance to the nearest band-edge tile of its worker.
 TEST(Determinism, CreditsGoStraightBackOnlyToARouterSteppedEarlierInEveryCycle) {
   struct Case {
     MeshShape shape;
@@ -221,17 +258,26 @@ TEST(Determinism, CreditsGoStraightBackOnlyToARouterSteppedEarlierInEveryCycle) 
     }
     const Partition p = Partition::make(c.shape, c.workers, c.bands);
     m.finalize(p);
-    std::vector<bool> at_edge(c.shape.tiles(), false);
+    std::vector<TileId> at_edge;
     for (const Link& l : m.links())
-      if (l.kind == LinkKind::Hop && p.owner[l.src] != p.owner[l.dst]) at_edge[l.src] = at_edge[l.dst] = true;
+      if (l.kind == LinkKind::Hop && p.owner[l.src] != p.owner[l.dst]) at_edge.insert(at_edge.end(), {l.src, l.dst});
+    std::vector<uint32_t> depth(c.shape.tiles(), Mesh::kRunAheadLevels);
+    for (TileId t = 0; t < c.shape.tiles(); ++t)
+      for (TileId e : at_edge) {
+        if (p.owner[e] != p.owner[t]) continue;
+        const Coord a = c.shape.coord(t), b = c.shape.coord(e);
+        const uint32_t grid = (a.x > b.x ? a.x - b.x : b.x - a.x) + (a.y > b.y ? a.y - b.y : b.y - a.y);
+        depth[t] = std::min(depth[t], grid);
+      }
+    for (TileId t = 0; t < c.shape.tiles(); ++t) ASSERT_EQ(m.band_depths()[t], depth[t]) << c.workers << " workers, " << to_string(c.shape.coord(t));
     size_t hops = 0, straight = 0;
     for (const Link& l : m.links()) {
       if (l.kind != LinkKind::Hop) continue;
       ++hops;
       const bool one_worker = p.owner[l.src] == p.owner[l.dst];
       const bool earlier_in_tile_order = l.src < l.dst;
-      const bool earlier_with_run_ahead = at_edge[l.src] == at_edge[l.dst] ? l.src < l.dst : at_edge[l.dst];
-      const bool ordered = one_worker && earlier_in_tile_order && earlier_with_run_ahead;
+      const bool deeper_or_as_deep = depth[l.src] >= depth[l.dst];
+      const bool ordered = one_worker && earlier_in_tile_order && deeper_or_as_deep;
       EXPECT_EQ(l.credit_into != nullptr, ordered)
           << c.workers << " workers, hop " << to_string(c.shape.coord(l.src)) << " -> " << to_string(c.shape.coord(l.dst));
       if (!l.credit_into) continue;
