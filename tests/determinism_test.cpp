@@ -168,6 +168,51 @@ TEST(Determinism, StepsTakenAheadOfTheBarrierChangeNoArrival) {
     }
 }
 
+// The same with programs on the PEs: a GEMV on 24 x 24 PEs (row bands of 12, so 8 of each
+// band's rows are two or more hops in), every run-ahead level taken every cycle at 2 and 3
+// workers. The result vector, every PE's counters and every link's counters, the cycles and
+// the cycles simulated are the one-worker run's, bit for bit.
+TEST(Determinism, PesSteppedSeveralCyclesAheadComputeTheOneWorkerResult) {
+  struct Out {
+    std::vector<float> y;
+    std::vector<uint64_t> pe_counts, links;
+    EngineResult engine;
+    Cycle cycles = 0;
+  };
+  auto run = [](unsigned threads) {
+    Wafer wafer(MachineSpec{}, {24, 24});
+    GemvProblem p = GemvProblem::random(240, 192, 5);
+    GemvKernel k(wafer, p, 24, 24);
+    wafer.finalize(threads);
+    RunHooks hooks;
+    hooks.every_run_ahead_level = true;
+    WaferRun r = wafer.run(10'000'000, hooks);
+    Out o;
+    o.y = k.result();
+    for (const Pe& pe : wafer.pes()) {
+      const PeCounters& c = pe.counters;
+      o.pe_counts.insert(o.pe_counts.end(), {c.receive_cycles, c.fmac_cycles, c.move_cycles, c.send_cycles, c.stall_send_cycles,
+                                             c.tasks, c.dsd_ops, c.wavelets_in, c.wavelets_out, c.macs});
+    }
+    o.links = link_counters_of(wafer.mesh());
+    o.engine = r.engine;
+    o.cycles = r.cycles;
+    return o;
+  };
+  const Out one = run(1);
+  ASSERT_EQ(one.y.size(), 240u);
+  for (unsigned threads : {2u, 3u}) {
+    const Out many = run(threads);
+    EXPECT_GT(many.engine.steps_further_ahead, 0u) << threads << " threads";
+    ASSERT_EQ(many.y.size(), one.y.size());
+    EXPECT_EQ(std::memcmp(many.y.data(), one.y.data(), one.y.size() * sizeof(float)), 0) << threads << " threads";
+    EXPECT_EQ(many.pe_counts, one.pe_counts) << threads << " threads";
+    EXPECT_EQ(many.links, one.links) << threads << " threads";
+    EXPECT_EQ(many.cycles, one.cycles) << threads << " threads";
+    EXPECT_EQ(many.engine.cycles_stepped, one.engine.cycles_stepped) << threads << " threads";
+  }
+}
+
 // How deep inside its band each tile is (Mesh::band_depths), by hand: a 4 x 10 mesh routed
 // everywhere, in two bands of five rows. Rows 4 and 5 face the other band (0), each row further
 // in one more, up to Mesh::kRunAheadLevels (4). One worker: no edge, every tile at the most.
