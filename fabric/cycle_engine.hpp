@@ -27,6 +27,7 @@
 #include <bit>
 #include <exception>
 #include <functional>
+#include <stdexcept>
 #include <mutex>
 #include <vector>
 
@@ -103,7 +104,12 @@ class CycleEngine {
     static_assert(kLevels < Scheduler::kNear / 2 + 1, "the run-ahead's wakes stay in the scheduler's bitmaps");
     std::vector<std::vector<uint64_t>> ahead(workers > 1 ? size_t(workers) * kLevels : 0,
                                              std::vector<uint64_t>(Scheduler::bitmap_words(mesh.shape().tiles()), 0));
-    if (workers > 1) {
+    // (A mesh whose links were never assigned, a test's tiles without routes, has no depths: no
+    // tile is stepped ahead. One assigned for another partition would let tiles be stepped
+    // ahead of what they read, and hand credits back out of order: a caller's bug.)
+    if (workers > 1 && !mesh.band_depths().empty()) {
+      if (!mesh.assigned_for(partition))
+        throw std::logic_error("CycleEngine::run: the mesh's links were assigned for another partition (Mesh::repartition first)");
       const std::span<const uint8_t> depth = mesh.band_depths();
       for (TileId t = 0; t < depth.size(); ++t)
         for (unsigned m = 1; m <= depth[t]; ++m) ahead[partition.owner[t] * kLevels + m - 1][t >> 6] |= uint64_t(1) << (t & 63);

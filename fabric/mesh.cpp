@@ -350,6 +350,7 @@ void Mesh::assign_notes(const Partition& partition) {
   // lanes when src comes first in that order whatever the depths reached ahead: src at least as
   // deep as dst, and before it in tile order.
   find_band_depths(partition);
+  assigned_owner_ = partition.owner;
   const std::vector<uint8_t>& depth = depth_;
   for (Link& l : links()) {
     // (The PE notes itself of what reaches its ends of the RAMP links: Pe::attach.)

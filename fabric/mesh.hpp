@@ -58,6 +58,9 @@ class Mesh {
   // Without such tiles (one worker), kRunAheadLevels.
   static constexpr uint8_t kRunAheadLevels = 4;
   std::span<const uint8_t> band_depths() const { return depth_; }
+  // Whether `partition` is the one the links were last assigned for (finalize, repartition):
+  // the depths above and which credits go straight back hold for that one only.
+  bool assigned_for(const Partition& partition) const { return partition.owner == assigned_owner_; }
 
   // Shares `bytes_per_cycle` of off-wafer I/O evenly among the ingress ports that have a stream,
   // and among all egress ports (0 = every port at link rate). finalize() does this with the
@@ -101,6 +104,7 @@ class Mesh {
   size_t block_size_ = 0, next_in_block_ = 0, routers_made_ = 0;
   std::vector<uint8_t> port_lines_;  // per tile (assign_notes)
   std::vector<uint8_t> depth_;       // per tile (assign_notes: band_depths)
+  std::vector<uint16_t> assigned_owner_;  // the partition assign_notes was last given
   void find_band_depths(const Partition& partition);
   // Every link, in tile order (finalize()), and the block their queues' rings live in.
   std::unique_ptr<Link[]> links_;

@@ -265,6 +265,38 @@ TEST(Determinism, ChangingTheWorkersBetweenRunsChangesNoArrival) {
   }
 }
 
+// The run-ahead and the straight-back credits hold for the partition the mesh's links were
+// assigned for: an engine run on another one is refused before a tile steps, where it would
+// step tiles ahead of what they read.
+TEST(Determinism, AnEngineRunOnAnotherPartitionThanTheMeshsIsRefused) {
+  struct Tiles {
+    Mesh m;
+    uint64_t steps = 0;
+    void seed(const Block&, Scheduler&) {}
+    void step(TileId, Cycle, Scheduler&) { ++steps; }
+    void prefetch(TileId) const {}
+    Mesh& mesh() { return m; }
+  };
+  const MeshShape shape{8, 8};
+  Tiles tiles{Mesh(test::spec(1), shape)};
+  for (uint32_t y = 0; y < shape.height; ++y)
+    for (uint32_t x = 0; x < shape.width; ++x) tiles.m.set_route({x, y}, 0, Route::make(Dir::North, {Dir::South}));
+  for (uint32_t x = 0; x < shape.width; ++x) {
+    tiles.m.add_ingress({x, 0}, Dir::North);
+    tiles.m.add_egress({x, shape.height - 1}, Dir::South);
+  }
+  tiles.m.finalize(Partition::make(shape, 2, 1));
+  CycleEngine<Tiles> engine;
+  EXPECT_NO_THROW(engine.run(tiles, Partition::make(shape, 2, 1), 0, 10));
+  EXPECT_THROW(engine.run(tiles, Partition::make(shape, 3, 1), 0, 10), std::logic_error);
+  std::vector<uint32_t> work(shape.tiles(), 1);
+  for (TileId t = 0; t < 2 * shape.width; ++t) work[t] = 100;  // the first two rows: a band of their own
+  const Partition moved = Partition::make(shape, 2, 1, work);
+  ASSERT_NE(moved.owner, Partition::make(shape, 2, 1).owner);
+  EXPECT_THROW(engine.run(tiles, moved, 0, 10), std::logic_error);
+  EXPECT_EQ(tiles.steps, 0u);
+}
+
 // A hop's dst returns credits straight into its src's lane (Link::credit_into) instead of through
 // the link's queue only when src is stepped before dst in every cycle, so that src, having
 // stepped, sees the credit from the next cycle on as it would from the queue. The order a worker
