@@ -27,8 +27,9 @@
 #include <bit>
 #include <exception>
 #include <functional>
-#include <stdexcept>
 #include <mutex>
+#include <span>
+#include <stdexcept>
 #include <vector>
 
 #include "core/host_ticks.hpp"
@@ -101,7 +102,7 @@ class CycleEngine {
     // worker has finished cycle c: those at least m hops inside its band (Mesh::band_depths).
     // What they read then was written by this worker's own tiles, at c + m - 1 or before.
     constexpr unsigned kLevels = Mesh::kRunAheadLevels;
-    static_assert(kLevels < Scheduler::kNear / 2 + 1, "the run-ahead's wakes stay in the scheduler's bitmaps");
+    static_assert(kLevels <= Scheduler::kNear / 2, "the run-ahead's wakes stay in the scheduler's bitmaps");
     std::vector<std::vector<uint64_t>> ahead(workers > 1 ? size_t(workers) * kLevels : 0,
                                              std::vector<uint64_t>(Scheduler::bitmap_words(mesh.shape().tiles()), 0));
     // (A mesh whose links were never assigned, a test's tiles without routes, has no depths: no
@@ -121,7 +122,6 @@ class CycleEngine {
       sched.begin_ahead(ahead);
       return sched.step_due([&](TileId t) { tiles.step(t, ahead, sched), ++steps; }, [&](TileId t) { tiles.prefetch(t); }, only);
     };
-
 
     auto worker = [&](unsigned w) {
       Scheduler sched(mesh.shape().tiles());
@@ -255,7 +255,6 @@ class CycleEngine {
       results[0].steps_further_ahead += results[w].steps_further_ahead;
     }
     results[0].waiting = std::move(waiting);
-
     return results[0];
   }
 };
