@@ -168,9 +168,9 @@ TEST(Determinism, StepsTakenAheadOfTheBarrierChangeNoArrival) {
     }
 }
 
-// The same with programs on the PEs: a GEMV on 24 x 24 PEs (row bands of 12, so 8 of each
-// band's rows are two or more hops in), every run-ahead level taken every cycle at 2 and 3
-// workers. The result vector, every PE's counters and every link's counters, the cycles and
+// The same with programs on the PEs: a GEMV on 24 x 24 PEs (at two workers four bands of six
+// rows, at three three of eight: most bands have rows two or more hops in), every run-ahead
+// level taken every cycle at 2 and 3 workers. The result vector, every PE's counters and every link's counters, the cycles and
 // the cycles simulated are the one-worker run's, bit for bit.
 TEST(Determinism, PesSteppedSeveralCyclesAheadComputeTheOneWorkerResult) {
   struct Out {
