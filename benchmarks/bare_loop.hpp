@@ -8,8 +8,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <map>
-#include <utility>
 #include <vector>
 
 namespace wse::bench {
@@ -46,14 +44,6 @@ inline double bare_loop_tile_cycles_per_second(uint32_t w, uint32_t h, double mi
   } while (secs < min_seconds);
   benchmark::DoNotOptimize(delivered);
   return double(w) * double(h) * double(cycles) / secs;
-}
-
-// Measured once per mesh shape per process.
-inline double ceiling(uint32_t w, uint32_t h) {
-  static std::map<std::pair<uint32_t, uint32_t>, double> cache;
-  auto it = cache.find({w, h});
-  if (it == cache.end()) it = cache.emplace(std::pair{w, h}, bare_loop_tile_cycles_per_second(w, h)).first;
-  return it->second;
 }
 
 }  // namespace wse::bench
