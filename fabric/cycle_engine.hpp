@@ -249,11 +249,11 @@ class CycleEngine {
     }
     for (auto& e : errors)
       if (e) std::rethrow_exception(e);
-    for (unsigned w = 0; w < workers; ++w) results[w].steps_ahead += results[w].steps_further_ahead;
     for (unsigned w = 1; w < workers; ++w) {
       results[0].steps_ahead += results[w].steps_ahead;
       results[0].steps_further_ahead += results[w].steps_further_ahead;
     }
+    results[0].steps_ahead += results[0].steps_further_ahead;  // (counted apart: the first level, then the rest)
     results[0].waiting = std::move(waiting);
     return results[0];
   }

@@ -57,7 +57,7 @@ class Sram {
 //
 // Tiles lie a cache line further apart than their capacity. At exactly 48 KiB apart, the same
 // offset in every PE's SRAM (where a kernel keeps the same buffer on every PE) fell in one set
-// of the host's first-level cache and in one of four sets of its second level: a cycle's PEs,
+// of the host's first-level cache and in one of eight sets of its 1 MiB second level: a cycle's PEs,
 // all working on the same buffers, evicted each other's lines. One line more staggers them over
 // every set.
 class SramArena {

@@ -213,18 +213,25 @@ TEST(Determinism, PesSteppedSeveralCyclesAheadComputeTheOneWorkerResult) {
   }
 }
 
-// How deep inside its band each tile is (Mesh::band_depths), by hand: a 4 x 10 mesh routed
-// everywhere, in two bands of five rows. Rows 4 and 5 face the other band (0), each row further
-// in one more, up to Mesh::kRunAheadLevels (4). One worker: no edge, every tile at the most.
-TEST(Determinism, ATilesDepthInItsBandIsItsHopsFromTheBandEdge) {
-  const MeshShape shape{4, 10};
-  Mesh m(test::spec(1), shape);
+// Colour 0 down every column of `m`, from an ingress port on the north edge to an egress port
+// on the south edge: every tile routed, every vertical hop a link.
+void route_every_column_south(Mesh& m) {
+  const MeshShape shape = m.shape();
   for (uint32_t y = 0; y < shape.height; ++y)
     for (uint32_t x = 0; x < shape.width; ++x) m.set_route({x, y}, 0, Route::make(Dir::North, {Dir::South}));
   for (uint32_t x = 0; x < shape.width; ++x) {
     m.add_ingress({x, 0}, Dir::North);
     m.add_egress({x, shape.height - 1}, Dir::South);
   }
+}
+
+// How deep inside its band each tile is (Mesh::band_depths), by hand: a 4 x 10 mesh routed
+// everywhere, in two bands of five rows. Rows 4 and 5 face the other band (0), each row further
+// in one more, up to Mesh::kRunAheadLevels (4). One worker: no edge, every tile at the most.
+TEST(Determinism, ATilesDepthInItsBandIsItsHopsFromTheBandEdge) {
+  const MeshShape shape{4, 10};
+  Mesh m(test::spec(1), shape);
+  route_every_column_south(m);
   const Partition two = Partition::make(shape, 2, 1);
   ASSERT_EQ(two.blocks.size(), 2u);
   ASSERT_EQ(two.blocks[0].y1, 5u);
@@ -281,12 +288,7 @@ TEST(Determinism, AnEngineRunOnAnotherPartitionThanTheMeshsIsRefused) {
   };
   const MeshShape shape{8, 8};
   Tiles tiles{Mesh(test::spec(1), shape)};
-  for (uint32_t y = 0; y < shape.height; ++y)
-    for (uint32_t x = 0; x < shape.width; ++x) tiles.m.set_route({x, y}, 0, Route::make(Dir::North, {Dir::South}));
-  for (uint32_t x = 0; x < shape.width; ++x) {
-    tiles.m.add_ingress({x, 0}, Dir::North);
-    tiles.m.add_egress({x, shape.height - 1}, Dir::South);
-  }
+  route_every_column_south(tiles.m);
   tiles.m.finalize(Partition::make(shape, 2, 1));
   CycleEngine<Tiles> engine;
   EXPECT_NO_THROW(engine.run(tiles, Partition::make(shape, 2, 1), 0, 10));
