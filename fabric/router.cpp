@@ -104,35 +104,51 @@ void Router::ingest(TileId self, Cycle now, Scheduler& s) {
   // The common case has no call in it, so that it keeps its state in registers: a plain wavelet
   // joining a plain lane that receives from its link. Anything else (a switch, a filter, a
   // control or .advance_switch wavelet) hands the rest of the step to ingest_from(), which
-  // goes on from the same entry.
+  // goes on from the same entry. (take_arrived() without its callback: each wavelet is popped
+  // before it is sent on or pushed, so the reader's state is dead by then and the pass-through's
+  // send has the registers to itself.)
   for (; in_m; in_m &= in_m - 1) {
     const int d = std::countr_zero(in_m);
-    uint8_t& hint = in_port(Dir(d)).lane;
-    const bool all = take_arrived(d, now, [&](const Flit& f) {
-      auto i = size_t(hint);
-      if (lanes[i].colour != f.colour) [[unlikely]] hint = uint8_t(i = size_t(lane_of[f.colour]));
+    InPort& port = in_port(Dir(d));
+    LinkQueue<Flit>::Reader& r = port.flits;
+    // The tail is read once (see take_arrived()).
+    const uint32_t tail = port.link->flits.tail();
+    LinkQueue<Flit>::check_room(r, tail);
+    for (uint32_t head = r.head; head != tail; head = r.head) {
+      const Flit& f = r.at();
+      const Cycle arrival = f.arrival;
+      if (arrival > now) {
+        noted_in |= uint8_t(1u << d);
+        break;
+      }
+      auto i = size_t(port.lane);
+      if (lanes[i].colour != f.colour) [[unlikely]] port.lane = uint8_t(i = size_t(lane_of[f.colour]));
       Lane& lane = lanes[i];
-      if (lane.rx != Dir(d) || lane.ext >= 0 || f.flags) [[unlikely]] return false;
-      // A pass-through: the lane is empty and alone on its output, which it has a credit for, so
-      // forward() would send this wavelet on this cycle whatever else arrives; it is sent now
-      // instead, and never joins the lane. Only a wavelet that arrives this very cycle: a link
-      // carries one a cycle, so it is the last one taken from the link, and any before it (after
-      // a pause between runs) is in the lane already. (A first one would not do: forward() would
-      // send the next one, in the lane, on the same output in the same cycle.)
-      if (lane.count == 0 && lane.sole_out && f.arrival == now && lane.credits[lane.sole_out - 1]) {
-        send_on(lane.sole_link, lane, i, lane.sole_out - 1, f.payload, 0, now, s);
-        ++lane.counters.wavelets;
-        return_credit(lane, Dir(d), self, now, s);
-        return true;
+      if (lane.rx != Dir(d) || lane.ext >= 0 || f.flags) [[unlikely]] return ingest_from(in_m, self, now, s);
+      const uint32_t payload = f.payload;
+      r.head = head + 1;
+      if (arrival == now) {
+        // A link carries at most one wavelet a cycle (its arrivals strictly increase), so one
+        // that arrives this very cycle is the last one visible: whatever follows arrives later
+        // and keeps the link noted without being read.
+        if (head + 1 != tail) noted_in |= uint8_t(1u << d);
+        // A pass-through: the lane is empty and alone on its output, which it has a credit for,
+        // so forward() would send this wavelet on this cycle whatever else arrives; it is sent
+        // now instead, and never joins the lane. Only a wavelet that arrives this very cycle,
+        // the last one taken from the link: any before it (after a pause between runs) is in
+        // the lane already. (A first one would not do: forward() would send the next one, in
+        // the lane, on the same output in the same cycle.)
+        if (lane.count == 0 && lane.sole_out && lane.credits[lane.sole_out - 1]) {
+          send_on(lane.sole_link, lane, i, lane.sole_out - 1, payload, 0, now, s);
+          ++lane.counters.wavelets;
+          return_credit(lane, Dir(d), self, now, s);
+        } else {
+          push_plain(lane, i, payload);
+        }
+        break;
       }
-      if (lane.push(f.payload)) {  // a new head, plain: it goes where the route sends it
-        sleep_ |= kWoken;
-        lane.pending = lane.tx;
-        want(lane.tx, i);
-      }
-      return true;
-    });
-    if (!all) [[unlikely]] return ingest_from(in_m, self, now, s);
+      push_plain(lane, i, payload);
+    }
   }
   if (has_ingress) feed_from_ingress(self, now, s);
 }

@@ -10,6 +10,8 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -134,7 +136,12 @@ class alignas(64) Router {
   uint8_t in_links = 0;       // directions with an incoming link (set by Mesh::build_links)
   Coord where;                // for error messages
 
-  Router() { lane_of.fill(-1); }
+  Router() {
+    lane_of.fill(-1);
+    // may_ingest() reads poll_in .. noted_credits as one word (folded away when it holds).
+    if (reinterpret_cast<uintptr_t>(&noted_credits) - reinterpret_cast<uintptr_t>(&poll_in) != 3)
+      throw std::logic_error("Router: the four link masks are not side by side");
+  }
 
   Lane* lane(Colour c) { return lane_of[c] < 0 ? nullptr : &lanes[size_t(lane_of[c])]; }
   const Lane* lane(Colour c) const { return lane_of[c] < 0 ? nullptr : &lanes[size_t(lane_of[c])]; }
@@ -180,7 +187,12 @@ class alignas(64) Router {
     last_step_ = now;
     sleep_ &= uint8_t(~kWoken);
   }
-  bool may_ingest() const { return (poll_in | noted_in | poll_credits | noted_credits) != 0 || has_ingress; }
+  bool may_ingest() const {
+    // The four link masks lie side by side (checked in Router()): one load tests them all.
+    uint32_t masks;
+    std::memcpy(&masks, &poll_in, sizeof masks);
+    return masks != 0 || has_ingress;
+  }
   bool may_forward(Cycle now) {
     if (!wanted_) return false;
     if (sleep_ != kAsleep) return true;
@@ -232,7 +244,9 @@ class alignas(64) Router {
   // step unchanged (any credit or wavelet would have woken the router): count them. The test is
   // inline (a router stepped on consecutive cycles, the common case, returns at once).
   void catch_up(Cycle now) {
-    if (last_step_ != kNever && now > last_step_ + 1 && (blocked_lanes_ | blocked_links_)) count_slept(now);
+    // (A blocked link always has a blocked lane, and either is set only by a step, after
+    // last_step_: one test for the common case, a router that blocks nothing.)
+    if (blocked_lanes_ && now > last_step_ + 1) count_slept(now);
   }
   void count_slept(Cycle now);
   // A lane's new head: decide where it goes and want those outputs. A head that a filter keeps
@@ -265,6 +279,14 @@ class alignas(64) Router {
   void feed_from_ingress(TileId self, Cycle now, Scheduler& s);
   // A wavelet from `from`, which the colour's current switch position does not receive from.
   void hold(size_t i, Dir from, uint32_t payload, uint8_t flags);
+  // A plain wavelet into plain lane i; a new head goes where the route sends it.
+  void push_plain(Lane& lane, size_t i, uint32_t payload) {
+    if (lane.push(payload)) {
+      sleep_ |= kWoken;
+      lane.pending = lane.tx;
+      want(lane.tx, i);
+    }
+  }
   void push(size_t i, uint32_t payload, uint8_t flags, TileId self, Cycle now, Scheduler& s) {
     Lane& l = lanes[i];
     if (l.ext >= 0 && l.count == l.cap) overflow(l);
