@@ -20,7 +20,6 @@
 // `Tiles` provides:
 //   void seed(const Block&, Scheduler&);            // first events of the block's tiles
 //   void step(TileId, Cycle now, Scheduler&);       // one cycle of one tile
-//   void prefetch(TileId) const;                    // a hint: this tile steps next
 //   Mesh& mesh();                                   // to size the cross-worker mailboxes
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -120,7 +119,7 @@ class CycleEngine {
     // the layout it has without it.
     auto step_ahead = [&](Scheduler& sched, Cycle ahead, const uint64_t* only, uint64_t& steps) __attribute__((noinline)) {
       sched.begin_ahead(ahead);
-      return sched.step_due([&](TileId t) { tiles.step(t, ahead, sched), ++steps; }, [&](TileId t) { tiles.prefetch(t); }, only);
+      return sched.step_due([&](TileId t) { tiles.step(t, ahead, sched), ++steps; }, only);
     };
 
     auto worker = [&](unsigned w) {
@@ -168,7 +167,7 @@ class CycleEngine {
           try {
             sched.begin_cycle(now);
             sched.take_mail();
-            if (sched.step_due([&](TileId t) { tiles.step(t, now, sched); }, [&](TileId t) { tiles.prefetch(t); }))
+            if (sched.step_due([&](TileId t) { tiles.step(t, now, sched); }))
               vote.last = std::max(vote.last, now);  // (steps taken ahead may have been later)
           } catch (...) {
             errors[w] = std::current_exception();

@@ -379,11 +379,8 @@ void Mesh::assign_notes(const Partition& partition) {
   }
   // The plain lanes that send to an output alone (Lane::sole_out): their route's only tx is a
   // link that returns credits, and no other lane's route (in any switch position) names it.
-  port_lines_.assign(routers_.size(), 0);
   for (auto& r : routers_) {
     if (!r) continue;
-    uint8_t& lines = port_lines_[size_t(&r - routers_.data())];  // this router's tile
-    for (const Lane& lane : r->lanes) lines |= Router::port_lines_of(r->rx_union(lane), r->tx_union(lane));
     std::array<uint8_t, kDirs> users{};
     for (const Lane& lane : r->lanes)
       for (uint32_t m = r->tx_union(lane); m; m &= m - 1) ++users[size_t(std::countr_zero(m))];

@@ -69,9 +69,6 @@ class Mesh {
 
   Router* router(TileId t) { return routers_[t]; }
   const Router* router(TileId t) const { return routers_[t]; }
-  // Which of router t's port lines (Router::port_line) its lanes read, for this run's routes
-  // (set by assign_notes): what to prefetch before it steps.
-  uint8_t port_lines(TileId t) const { return port_lines_[t]; }
   std::span<const Link> links() const { return {links_.get(), link_count_}; }
   std::span<Link> links() { return {links_.get(), link_count_}; }
   const std::deque<IngressPort>& ingress_ports() const { return ingress_; }
@@ -102,7 +99,6 @@ class Mesh {
   std::vector<Router*> routers_;  // per tile, null where no route is set
   std::vector<std::unique_ptr<Router[]>> router_blocks_;
   size_t block_size_ = 0, next_in_block_ = 0, routers_made_ = 0;
-  std::vector<uint8_t> port_lines_;  // per tile (assign_notes)
   std::vector<uint8_t> depth_;       // per tile (assign_notes: band_depths)
   std::vector<uint16_t> assigned_owner_;  // the partition assign_notes was last given
   void find_band_depths(const Partition& partition);

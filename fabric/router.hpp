@@ -115,14 +115,6 @@ class alignas(64) Router {
   const OutPort& out_port(Dir d) const { return ports_[size_t(opposite(d))].out; }
   Link* out_link(Dir d) const { return out_port(d).link; }
   Link* in_link(Dir d) const { return in_port(d).link; }
-  // The line of ports_[i] (for a prefetch: Mesh::port_lines says which a router's lanes use).
-  const void* port_line(size_t i) const { return &ports_[i]; }
-  // The ports_ lines that lanes with these rx and tx sets read.
-  static uint8_t port_lines_of(uint8_t rx, uint8_t tx) {
-    uint8_t m = rx;
-    for (uint32_t t = tx; t; t &= t - 1) m |= bit(opposite(Dir(std::countr_zero(t))));
-    return m;
-  }
   void clear_ports() { ports_.fill({}); }
 
  private:

@@ -112,9 +112,8 @@ class Scheduler {
   // A cycle in three parts. begin_cycle(now) brings the cycle's wakes from the wheel and the
   // heap into its bitmap; take_mail() adds the wakes other workers posted during the cycle
   // before (they are all in the mailboxes once every worker has passed the barrier);
-  // step_due() steps every tile due now, in tile order, each once: `step(t)`, after
-  // `prefetch(t')` of the tile due next (its state is on its way into cache while this one
-  // steps). `step` may wake tiles for later cycles. Returns whether any tile was stepped.
+  // step_due() steps every tile due now, in tile order, each once: `step(t)`. `step` may wake
+  // tiles for later cycles. Returns whether any tile was stepped.
   //
   // With a bitmap `only`, step_due() steps just the due tiles in it and leaves the others due
   // for a second call. CycleEngine's run-ahead: while the others finish cycle c, a worker steps
@@ -138,8 +137,8 @@ class Scheduler {
         else schedule(w.tile, w.cycle);
       });
   }
-  template <class Step, class Prefetch>
-  bool step_due(Step&& step, Prefetch&& prefetch, const uint64_t* only = nullptr) {
+  template <class Step>
+  bool step_due(Step&& step, const uint64_t* only = nullptr) {
     uint64_t* n = near_[now_ % kNear];
     bool any = false;
     for (size_t s = 0; s < summary_words_; ++s) {
@@ -158,7 +157,6 @@ class Scheduler {
         while (bits) {
           const auto t = TileId(w * 64 + size_t(std::countr_zero(bits)));
           bits &= bits - 1;
-          if (bits) prefetch(TileId(w * 64 + size_t(std::countr_zero(bits))));  // the next due tile
           step(t);
           any = true;
         }

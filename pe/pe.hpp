@@ -75,11 +75,11 @@ struct TaskCost {
 // Cache-line aligned: the wafer keeps its PEs side by side, and two PEs stepped by different
 // workers (either side of a band edge) must not share a line that both write every step.
 class alignas(64) Pe {
-  // What due() reads, first in the PE's first line (which the wafer prefetches). `noted_` is set
-  // by the router's pushes onto the RAMP links (LinkQueue::set_note, by attach(); the router is
-  // on the same tile, so stepped by the same worker): kNotedFlits for a wavelet on RAMP-down,
-  // kNotedCredits for a credit on RAMP-up. ingest() clears it and notes again a link that holds
-  // what is not visible yet. `due_` is the cycle the last step asked to be stepped at next.
+  // What due() reads, first in the PE's first line. `noted_` is set by the router's pushes onto
+  // the RAMP links (LinkQueue::set_note, by attach(); the router is on the same tile, so stepped
+  // by the same worker): kNotedFlits for a wavelet on RAMP-down, kNotedCredits for a credit on
+  // RAMP-up. ingest() clears it and notes again a link that holds what is not visible yet. `due_`
+  // is the cycle the last step asked to be stepped at next.
   static constexpr uint8_t kNotedFlits = 1, kNotedCredits = 2;
   Cycle due_ = 0;
   uint8_t noted_ = 0;

@@ -283,7 +283,6 @@ TEST(Determinism, AnEngineRunOnAnotherPartitionThanTheMeshsIsRefused) {
       if (b.x0 == 0 && b.y0 == 0) s.schedule(0, 0);  // one step, of tile 0, at cycle 0
     }
     void step(TileId, Cycle, Scheduler&) { ++steps; }
-    void prefetch(TileId) const {}
     Mesh& mesh() { return m; }
   };
   const MeshShape shape{8, 8};
@@ -385,15 +384,14 @@ TEST(Scheduler, SteppingSomeOfACyclesTilesLeavesTheRestDue) {
   s.schedule(7, 12);  // a later cycle, untouched
   std::vector<uint64_t> only(Scheduler::bitmap_words(5000), 0);
   for (TileId t : {5u, 64u, 130u, 4096u, 3000u}) only[t >> 6] |= uint64_t(1) << (t & 63);  // 3000 is not due
-  std::vector<TileId> first, rest, prefetched;
-  auto prefetch = [&](TileId t) { prefetched.push_back(t); };
+  std::vector<TileId> first, rest;
   s.begin_cycle(11);
-  EXPECT_TRUE(s.step_due([&](TileId t) { first.push_back(t); }, prefetch, only.data()));
+  EXPECT_TRUE(s.step_due([&](TileId t) { first.push_back(t); }, only.data()));
   EXPECT_EQ(first, (std::vector<TileId>{5, 64, 130, 4096}));
   s.take_mail();
-  EXPECT_TRUE(s.step_due([&](TileId t) { rest.push_back(t); }, prefetch));
+  EXPECT_TRUE(s.step_due([&](TileId t) { rest.push_back(t); }));
   EXPECT_EQ(rest, (std::vector<TileId>{1, 63, 70, 4095, 4999}));
-  EXPECT_FALSE(s.step_due([&](TileId) { ADD_FAILURE() << "stepped twice"; }, prefetch));
+  EXPECT_FALSE(s.step_due([&](TileId) { ADD_FAILURE() << "stepped twice"; }));
   EXPECT_EQ(s.next_event(), 12u);
 }
 

@@ -31,7 +31,6 @@ struct LopsidedTiles {
     sink += x & 1;  // only this worker's tiles step: no other thread writes it
     if (now + 1 < cycles) s.schedule(t, now + 1);
   }
-  void prefetch(TileId) const {}
   Mesh& mesh() { return m; }
 };
 

@@ -82,17 +82,6 @@ class Wafer {
 
   // The cycle engine's view of the tiles.
   void seed(const Block& b, Scheduler& s);
-  // The tile steps next: start loading its router's hot lines and its PE. A cycle's steps miss
-  // in cache on these when the PEs' SRAM work has pushed them out (docs/performance-history.md; following
-  // the router's pointers to its links one tile further ahead measured no better).
-  void prefetch(TileId t) const {
-    if (const Router* r = mesh_.router(t)) {
-      const char* p = reinterpret_cast<const char*>(r);
-      __builtin_prefetch(p), __builtin_prefetch(p + 64);
-      for (uint32_t m = mesh_.port_lines(t); m; m &= m - 1) __builtin_prefetch(r->port_line(size_t(std::countr_zero(m))));
-    }
-    if (programmed_[t]) __builtin_prefetch(&pes_[t]);
-  }
   void step(TileId t, Cycle now, Scheduler& s) {
     Router* r = mesh_.router(t);
     if (r) {
