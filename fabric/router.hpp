@@ -238,6 +238,9 @@ class alignas(64) Router {
   void catch_up(Cycle now) {
     // (A blocked link always has a blocked lane, and either is set only by a step, after
     // last_step_: one test for the common case, a router that blocks nothing.)
+#ifdef WSE_CHECK_INVARIANTS
+    if (blocked_links_ && !blocked_lanes_) throw std::logic_error("router " + to_string(where) + ": a link blocked without a lane");
+#endif
     if (blocked_lanes_ && now > last_step_ + 1) count_slept(now);
   }
   void count_slept(Cycle now);
