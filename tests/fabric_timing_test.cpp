@@ -136,5 +136,53 @@ TEST(FabricTiming, ARunResumedAfterItsCycleLimitDeliversWhatWasInFlightOnePerCyc
   }
 }
 
+// The same with two colours sharing the row and a control wavelet every fifth: after the pause
+// a router finds wavelets of both colours and both kinds visible at once on its in link, so its
+// step takes plain ones on its common path (Router::ingest) and hands the rest of the link, from
+// the first control wavelet or lane change on, to its general one (ingest_from), within one step.
+// Every wavelet must still go on once, each colour in order, its flags with it, one a cycle on
+// each link, at any thread count.
+TEST(FabricTiming, PlainAndControlWaveletsOfTwoColoursVisibleTogetherGoOnInOrderAfterAPause) {
+  const uint32_t w = 5, latency = 3, n = 60;
+  for (unsigned threads : {1u, 2u}) {
+    for (Cycle stop : {5u, 9u, 14u}) {
+      Wafer wafer(test::spec(latency), {w, 1});
+      for (uint32_t x = 0; x < w; ++x)
+        for (Colour c : {Colour(0), Colour(1)}) wafer.mesh().set_route({x, 0}, c, Route::make(Dir::West, {Dir::East}));
+      IngressPort& in = wafer.mesh().add_ingress({0, 0}, Dir::West);
+      EgressPort& out = wafer.mesh().add_egress({w - 1, 0}, Dir::East);
+      for (uint32_t k = 0; k < n; ++k) in.enqueue(Wavelet{k, Colour(k % 2), uint8_t(k % 5 == 3 ? kControl : 0)});
+      wafer.finalize(threads);
+      ASSERT_TRUE(wafer.run(stop).engine.hit_cycle_limit);
+      const Cycle resume = stop + 2 * latency + 1;  // all in flight has arrived by then
+      wafer.idle_until(resume);
+      WaferRun rest = wafer.run(100000);
+      EXPECT_FALSE(rest.engine.hit_cycle_limit);
+      const auto& got = out.received();
+      ASSERT_EQ(got.size(), n) << "threads " << threads << " stop " << stop;
+      std::vector<uint32_t> seen[2];
+      for (size_t i = 0; i < got.size(); ++i) {
+        const Wavelet& v = got[i].wavelet;
+        ASSERT_LT(v.payload, n);
+        EXPECT_EQ(v.colour, v.payload % 2) << "payload " << v.payload;
+        EXPECT_EQ(v.flags, v.payload % 5 == 3 ? kControl : 0) << "payload " << v.payload;
+        seen[v.colour].push_back(v.payload);
+        if (i > 0) {
+          EXPECT_GT(got[i].cycle, got[i - 1].cycle) << "two wavelets in one cycle on the egress link";
+        }
+      }
+      for (uint32_t c : {0u, 1u}) {
+        ASSERT_EQ(seen[c].size(), n / 2);
+        for (uint32_t j = 0; j < n / 2; ++j) EXPECT_EQ(seen[c][j], 2 * j + c) << "colour " << c << " threads " << threads << " stop " << stop;
+      }
+      for (const Link& l : wafer.mesh().links()) {
+        if (l.kind == LinkKind::Hop) {
+          EXPECT_EQ(l.counters.wavelets, n) << "link from tile " << l.src;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace wse
