@@ -62,7 +62,7 @@ inline void Router::take_credits(uint32_t credit_m, Cycle now) {
 // position is kept in a local, so the calls `take` makes (a hold, a special head) do not make the
 // compiler store and reload it.
 template <class Take>
-[[gnu::always_inline]] inline bool Router::take_arrived(int d, Cycle now, Take&& take) {
+[[gnu::always_inline]] inline void Router::take_arrived(int d, Cycle now, Take&& take) {
   InPort& port = in_port(Dir(d));
   Link* l = port.link;
   LinkQueue<Flit>::Reader& r = port.flits;
@@ -70,7 +70,6 @@ template <class Take>
   const uint32_t mask = r.mask, first = r.head, tail = l->flits.tail();
   LinkQueue<Flit>::check_room(r, tail);
   uint32_t head = first;
-  bool all = true;
   for (; head != tail; ++head) {
     const Flit& f = ring[head & mask];
     const Cycle arrival = f.arrival;
@@ -78,10 +77,7 @@ template <class Take>
       noted_in |= uint8_t(1u << d);
       break;
     }
-    if (!take(f)) {
-      all = false;
-      break;
-    }
+    take(f);
     // A link carries at most one wavelet a cycle (its arrivals strictly increase), so one that
     // arrives this very cycle is the last one visible: whatever follows arrives later, and keeps
     // the link noted without being read (a busy link's step used to read it only to find that).
@@ -91,7 +87,6 @@ template <class Take>
     }
   }
   r.head = head;  // the queue's own index is published between runs (LinkQueue::publish)
-  return all;
 }
 
 void Router::ingest(TileId self, Cycle now, Scheduler& s) {
@@ -162,7 +157,6 @@ void Router::ingest_from(uint32_t in_m, TileId self, Cycle now, Scheduler& s) {
       // runs out of credits): backpressure orders the senders as the switches expect.
       if (lanes[i].rx != Dir(d)) hold(i, Dir(d), f.payload, f.flags);
       else push(i, f.payload, f.flags, self, now, s);
-      return true;
     });
   }
   if (has_ingress) feed_from_ingress(self, now, s);

@@ -260,11 +260,11 @@ class alignas(64) Router {
   // ingest()'s general loop over the in links in `in_m` (each from where its reader stands), then
   // the edge ingress ports.
   void ingest_from(uint32_t in_m, TileId self, Cycle now, Scheduler& s);
-  // Hands each wavelet of in link d that has arrived by now to `take`, in order, until `take`
-  // returns false (that wavelet stays, and so does the rest); pops what was taken and notes the
-  // link if it holds what is not visible yet. Returns whether `take` took every arrived one.
+  // Hands each wavelet of in link d that has arrived by now to `take`, in order, pops them and
+  // notes the link if it holds what is not visible yet (ingest_from(); ingest()'s common path
+  // reads its links itself, popping each wavelet before it acts on it).
   template <class Take>
-  [[gnu::always_inline]] inline bool take_arrived(int d, Cycle now, Take&& take);
+  [[gnu::always_inline]] inline void take_arrived(int d, Cycle now, Take&& take);
   // The credits returned on the out links in `credit_m` and visible by now, into the lanes'
   // counts. Always inlined: ingest() then calls nothing on its common path.
   [[gnu::always_inline]] inline void take_credits(uint32_t credit_m, Cycle now);
