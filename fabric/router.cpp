@@ -90,6 +90,56 @@ template <class Take>
 }
 
 void Router::ingest(TileId self, Cycle now, Scheduler& s) {
+  // The hop of a busy route first: one link to read, holding one wavelet, which arrives now, is
+  // plain and joins (or passes through) the plain lane that took the link's last one; no credit
+  // to take and no port. It makes the same changes as ingest_links() would, and calls nothing:
+  // with few values live and no call, it needs no callee-saved register (ingest_links() saves
+  // six, and their pushes and pops were a tenth of a hop's instructions). Anything else is
+  // ingest_links()'s, from the start.
+  const uint32_t in_m = poll_in | noted_in;
+  if (!(poll_credits | noted_credits) && !has_ingress && in_m && !(in_m & (in_m - 1))) {
+    const int d = std::countr_zero(in_m);
+    InPort& port = in_port(Dir(d));
+    LinkQueue<Flit>::Reader& r = port.flits;
+    const uint32_t head = r.head, tail = port.link->flits.tail();
+    LinkQueue<Flit>::check_room(r, tail);
+    if (head != tail) {
+      const Flit& f = r.at();
+      const auto i = size_t(port.lane);
+      Lane& lane = lanes[i];
+      if (f.arrival == now && lane.colour == f.colour && lane.rx == Dir(d) && lane.ext < 0 && !f.flags) {
+        // A pass-through (see ingest_links()) here only where neither end of it needs a call:
+        // the wavelet's wake and the credit's are both wake_next() (Link::dst_next,
+        // Lane::credit_back), which holds on a route inside one worker's band.
+        const bool pass = lane.count == 0 && lane.sole_out && lane.credits[lane.sole_out - 1];
+        if (!pass || (lane.credit_back && lane.sole_link->dst_next)) {
+          const uint32_t payload = f.payload;
+          r.head = head + 1;
+          // The link carries one wavelet a cycle: what follows this one arrives later, and keeps
+          // the link noted (noted_credits is clear).
+          noted_in = head + 1 != tail ? uint8_t(in_m) : 0;
+          if (!pass) return push_plain(lane, i, payload);
+          // send_on() and return_credit(), their branches known.
+          const int o = lane.sole_out - 1;
+          Link* const out = lane.sole_link;
+          rr[size_t(o)] = uint8_t(i);
+          out->flits.push({now + 1, payload, lane.colour, 0});  // (dst_next: a latency of one)
+          --lane.credits[o];
+          s.wake_next(out->dst_place);
+          ++out->counters.wavelets;
+          ++lane.counters.wavelets;
+          ++*lane.credit_back;
+          const Link* const up = port.link;
+          up->credit_into->sleep_ &= uint8_t(~kAsleep);
+          return s.wake_next_unless_due(up->src);
+        }
+      }
+    }
+  }
+  ingest_links(self, now, s);
+}
+
+void Router::ingest_links(TileId self, Cycle now, Scheduler& s) {
   // Only the links that may hold something: those polled, and those noted since the last step
   // (a link keeps its note while it holds what is not visible yet).
   uint32_t in_m = poll_in | noted_in;

@@ -257,7 +257,10 @@ class alignas(64) Router {
     special_head(i, self, now, s);
   }
   void special_head(size_t i, TileId self, Cycle now, Scheduler& s);
-  // ingest()'s general loop over the in links in `in_m` (each from where its reader stands), then
+  // ingest() beyond its one-link fast path: every link that may hold something, the credits
+  // returned, the edge ingress ports.
+  [[gnu::noinline]] void ingest_links(TileId self, Cycle now, Scheduler& s);
+  // ingest_links()'s general loop over the in links in `in_m` (each from where its reader stands), then
   // the edge ingress ports.
   void ingest_from(uint32_t in_m, TileId self, Cycle now, Scheduler& s);
   // Hands each wavelet of in link d that has arrived by now to `take`, in order, pops them and
@@ -319,7 +322,9 @@ class alignas(64) Router {
       if (lane.credit_back) {
         ++*lane.credit_back;
         up->credit_into->sleep_ &= uint8_t(~kAsleep);  // its forward() must look again (as a credit taken in ingest() makes it)
-        return s.wake_next(up->src);
+        // Mostly woken already: src was stepped before this router this cycle, and so was its
+        // own upstream, whose wavelet to src wakes it for the next cycle (a busy route).
+        return s.wake_next_unless_due(up->src);
       }
       up->credits.push({now + 1, lane.colour});
       if (up->same_worker) s.wake_next(up->src);
