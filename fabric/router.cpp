@@ -89,15 +89,14 @@ template <class Take>
   r.head = head;  // the queue's own index is published between runs (LinkQueue::publish)
 }
 
-void Router::ingest(TileId self, Cycle now, Scheduler& s) {
-  // The hop of a busy route first: one link to read, holding one wavelet, which arrives now, is
-  // plain and joins (or passes through) the plain lane that took the link's last one; no credit
-  // to take and no port. It makes the same changes as ingest_links() would, and calls nothing:
-  // with few values live and no call, it needs no callee-saved register (ingest_links() saves
-  // six, and their pushes and pops were a tenth of a hop's instructions). Anything else is
-  // ingest_links()'s, from the start.
+void Router::ingest_hop(TileId self, Cycle now, Scheduler& s) {
+  // One link to read, holding one wavelet, which arrives now, is plain and joins (or passes
+  // through) the plain lane that took the link's last one. It makes the same changes as
+  // ingest_links() would, and calls nothing: with few values live and no call, it needs few
+  // callee-saved registers (ingest_links() saves six, and their pushes and pops were a tenth of
+  // a hop's instructions). Anything else is ingest_links()'s, from the start.
   const uint32_t in_m = poll_in | noted_in;
-  if (!(poll_credits | noted_credits) && !has_ingress && in_m && !(in_m & (in_m - 1))) {
+  if (in_m && !(in_m & (in_m - 1))) {
     const int d = std::countr_zero(in_m);
     InPort& port = in_port(Dir(d));
     LinkQueue<Flit>::Reader& r = port.flits;

@@ -191,7 +191,13 @@ class alignas(64) Router {
     last_step_ = now - 1;  // still blocked, nothing changed: this cycle counts as slept through
     return false;
   }
-  void ingest(TileId self, Cycle now, Scheduler& s);
+  void ingest(TileId self, Cycle now, Scheduler& s) {
+    // The hop of a busy route (no credit to take, no port: the masks may_ingest() has just
+    // read) has its own short function; the tests are here, so that what ingest_hop() leaves
+    // goes to ingest_links() through one call, not two.
+    if (!(poll_credits | noted_credits) && !has_ingress) ingest_hop(self, now, s);
+    else ingest_links(self, now, s);
+  }
   void forward(TileId self, Cycle now, Scheduler& s);
   // What a run stopped at its cycle limit left in this router, which the next run's agenda (empty
   // at its start) must wake it for: `wake(c)` for each cycle it has to be stepped at, from `now`
@@ -257,6 +263,9 @@ class alignas(64) Router {
     special_head(i, self, now, s);
   }
   void special_head(size_t i, TileId self, Cycle now, Scheduler& s);
+  // ingest() when no credit is to be taken and no port feeds the router: its one-link fast
+  // path, else ingest_links().
+  [[gnu::noinline]] void ingest_hop(TileId self, Cycle now, Scheduler& s);
   // ingest() beyond its one-link fast path: every link that may hold something, the credits
   // returned, the edge ingress ports.
   [[gnu::noinline]] void ingest_links(TileId self, Cycle now, Scheduler& s);
