@@ -273,7 +273,7 @@ class alignas(64) Router {
   // the edge ingress ports.
   void ingest_from(uint32_t in_m, TileId self, Cycle now, Scheduler& s);
   // Hands each wavelet of in link d that has arrived by now to `take`, in order, pops them and
-  // notes the link if it holds what is not visible yet (ingest_from(); ingest()'s common path
+  // notes the link if it holds what is not visible yet (ingest_from(); ingest_links()'s common path
   // reads its links itself, popping each wavelet before it acts on it).
   template <class Take>
   [[gnu::always_inline]] inline void take_arrived(int d, Cycle now, Take&& take);
