@@ -118,19 +118,10 @@ void Router::ingest_hop(TileId self, Cycle now, Scheduler& s) {
           // the link noted (noted_credits is clear).
           noted_in = head + 1 != tail ? uint8_t(in_m) : 0;
           if (!pass) return push_plain(lane, i, payload);
-          // send_on() and return_credit(), their branches known.
-          const int o = lane.sole_out - 1;
-          Link* const out = lane.sole_link;
-          rr[size_t(o)] = uint8_t(i);
-          out->flits.push({now + 1, payload, lane.colour, 0});  // (dst_next: a latency of one)
-          --lane.credits[o];
-          s.wake_next(out->dst_place);
-          ++out->counters.wavelets;
+          // ingest_links()'s pass-through, with the branches tested above known.
+          send_on<true>(lane.sole_link, lane, i, lane.sole_out - 1, payload, 0, now, s);
           ++lane.counters.wavelets;
-          ++*lane.credit_back;
-          const Link* const up = port.link;
-          up->credit_into->sleep_ &= uint8_t(~kAsleep);
-          return s.wake_next_unless_due(up->src);
+          return credit_back(lane, port.link, s);
         }
       }
     }

@@ -316,31 +316,36 @@ class alignas(64) Router {
   void send(Lane& lane, size_t i, int d, uint32_t payload, uint8_t flags, Cycle now, Scheduler& s) {
     send_on(out_link(Dir(d)), lane, i, d, payload, flags, now, s);
   }
-  // The same, given output d's link.
+  // The same, given output d's link. kDstNext: the caller knows link->dst_next (a latency of
+  // one, dst woken by wake_next()), so neither is read (ingest_hop()).
+  template <bool kDstNext = false>
   void send_on(Link* link, Lane& lane, size_t i, int d, uint32_t payload, uint8_t flags, Cycle now, Scheduler& s) {
     rr[size_t(d)] = uint8_t(i);
-    const Cycle arrival = now + link->latency;
+    const Cycle arrival = kDstNext ? now + 1 : now + link->latency;
     link->flits.push({arrival, payload, lane.colour, flags});
     --lane.credits[d];
-    if (link->dst_next) s.wake_next(link->dst_place);
+    if (kDstNext || link->dst_next) s.wake_next(link->dst_place);
     else s.schedule(link->dst, arrival);
     ++link->counters.wavelets;
   }
   void return_credit(const Lane& lane, Dir from, TileId self, Cycle now, Scheduler& s) {
     if (Link* up = in_link(from)) {
-      if (lane.credit_back) {
-        ++*lane.credit_back;
-        up->credit_into->sleep_ &= uint8_t(~kAsleep);  // its forward() must look again (as a credit taken in ingest() makes it)
-        // Mostly woken already: src was stepped before this router this cycle, and so was its
-        // own upstream, whose wavelet to src wakes it for the next cycle (a busy route).
-        return s.wake_next_unless_due(up->src);
-      }
+      if (lane.credit_back) return credit_back(lane, up, s);
       up->credits.push({now + 1, lane.colour});
       if (up->same_worker) s.wake_next(up->src);
       else s.schedule(up->src, now + 1);
     } else {
       s.wake_next(self);  // the ingress port feeding this lane may push again
     }
+  }
+  // return_credit() on a hop that hands its credit straight back (lane.credit_back set), from
+  // its in link `up`.
+  void credit_back(const Lane& lane, const Link* up, Scheduler& s) {
+    ++*lane.credit_back;
+    up->credit_into->sleep_ &= uint8_t(~kAsleep);  // its forward() must look again (as a credit taken in ingest() makes it)
+    // Mostly woken already: src was stepped before this router this cycle, and so was its
+    // own upstream, whose wavelet to src wakes it for the next cycle (a busy route).
+    s.wake_next_unless_due(up->src);
   }
   void apply_switch(Lane& lane, LaneExt& e, SwitchCommand cmd, TileId self, Cycle now, Scheduler& s);
   [[noreturn]] void overflow(const Lane& lane) const;
