@@ -268,15 +268,19 @@ TEST(FcTraining, PassesThatPickTheirWorkersByMeasurementGiveTheBitsOfOneWorker) 
       EXPECT_EQ(one.last_gradient(l), picked.last_gradient(l)) << "step " << step << " layer " << l;
     }
   }
-  // Every kind of pass ran on both counts (its first two runs), and four times in all.
+  // Every kind of pass ran four times, its first on two workers. The first two kinds of the
+  // second step ran on one (WorkerTuner::kMinKinds: nothing measured on both enough before
+  // them); the others did too unless those two found two workers clearly faster
+  // (WorkerTuner::kClear), which depends on this host's timings.
   const auto& kinds = picked.worker_tuner()->kinds();
   for (const char* kind : {"the input of a batch", "fc1 forward", "fc2 forward", "fc2 backward", "fc1 backward"}) {
     ASSERT_TRUE(kinds.count(kind)) << kind;
     const WorkerTuner::Kind& k = kinds.at(kind);
-    EXPECT_GE(k.runs[0], 1u) << kind;
     EXPECT_GE(k.runs[1], 1u) << kind;
     EXPECT_EQ(k.total(), 4u) << kind;
   }
+  EXPECT_GE(kinds.at("the input of a batch").runs[0], 1u);
+  EXPECT_GE(kinds.at("fc1 forward").runs[0], 1u);
 }
 
 TEST(FcTraining, ACheckpointRestoresTrainingBitExactly) {

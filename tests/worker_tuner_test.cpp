@@ -3,7 +3,9 @@
 // on the most workers, second on one, then the one with the fewer host seconds per cycle at its
 // last run; the other again after kRetry runs, after twice as many each time a retry finds it
 // still slower (at most kMaxRetry), and after kRetry again once the choice changes (a retry finds
-// the other faster, or a run finds its own count slower than the other's last).
+// the other faster, or a run finds its own count slower than the other's last); a kind's first
+// run on one put off for kRetry runs while the kinds measured on both (kMinKinds at least) all
+// found one kClear times as slow.
 #include <gtest/gtest.h>
 
 #include "wafer/worker_tuner.hpp"
@@ -61,6 +63,40 @@ TEST(WorkerTuner, RetriesLessOftenWhileTheChoiceHoldsAndAgainOftenOnceItChanges)
   t.record("bwd", 2, 1.0, 1000);  // two is back to 1 ms: this retry switches back to it
   runs_on(t, "bwd", WorkerTuner::kRetry, 2, 1.0);
   EXPECT_EQ(t.pick("bwd"), 1u);
+}
+
+TEST(WorkerTuner, AKindPutsOffItsRunOnOneWorkerWhileTheKindsMeasuredFoundTheMostClearlyFaster) {
+  WorkerTuner t(2);
+  // A step of four kinds, each first on two workers.
+  for (const char* kind : {"in", "fwd", "bwd", "out"}) runs_on(t, kind, 1, 2, 1.0);
+  EXPECT_FALSE(t.most_clearly_faster());  // nothing measured on both yet
+  // The next step: "in" measures one worker, 1.3 ms a kcycle against 1.0 on two (1.3 >= kClear),
+  // which is one kind of the kMinKinds needed, so "fwd" measures one too (1.25).
+  runs_on(t, "in", 1, 1, 1.3);
+  EXPECT_FALSE(t.most_clearly_faster());
+  runs_on(t, "fwd", 1, 1, 1.25);
+  EXPECT_TRUE(t.most_clearly_faster());
+  // So "bwd" and "out" stay on two, kRetry runs after their first, then measure one.
+  runs_on(t, "bwd", WorkerTuner::kRetry, 2, 1.0);
+  EXPECT_EQ(t.pick("bwd"), 1u);
+  runs_on(t, "bwd", 1, 1, 1.5);  // one worker 1.5x as slow: two from now on, the wait from kRetry
+  runs_on(t, "bwd", WorkerTuner::kRetry, 2, 1.0);
+  EXPECT_EQ(t.pick("bwd"), 1u);
+  // "out" has run on two twice. A kind measured on both that now finds one worker only 1.1x as
+  // slow (under kClear) makes the verdict no longer clear: "out" measures one worker next.
+  runs_on(t, "out", 1, 2, 1.0);
+  EXPECT_EQ(t.pick("out"), 2u);
+  runs_on(t, "in", WorkerTuner::kRetry, 2, 1.0);
+  runs_on(t, "in", 1, 1, 1.1);
+  EXPECT_FALSE(t.most_clearly_faster());
+  EXPECT_EQ(t.pick("out"), 1u);
+  // And when one worker is the faster in a kind measured, nothing is put off either.
+  WorkerTuner u(2);
+  for (const char* kind : {"in", "fwd", "bwd"}) runs_on(u, kind, 1, 2, 1.0);
+  runs_on(u, "in", 1, 1, 2.0);
+  runs_on(u, "fwd", 1, 1, 0.8);
+  EXPECT_FALSE(u.most_clearly_faster());
+  EXPECT_EQ(u.pick("bwd"), 1u);
 }
 
 TEST(WorkerTuner, OneWorkerHasNothingToChooseAndEmptyRunsAreNotMeasured) {

@@ -16,6 +16,17 @@
 // training run spent an eighth of its passes there (7.5% more time than on the faster alone when
 // two workers are 1.6x one). Once the choice changes (a retry finds the other faster, or a run
 // finds its own count slower than the other's last), the wait starts again from kRetry.
+//
+// A kind's first run on one worker is itself a run on the slower count, most often: on a short
+// run (a 3-step cut of the FC example has each pass three times) it is a third of the passes,
+// and the default came out 0.2-0.7 s a step slower than --threads 2 (docs/performance-history.md,
+// twenty-third round). So a kind whose run on one worker is still to come puts it off when at
+// least kMinKinds kinds have been measured on both and every one of them found the most workers
+// clearly faster (one worker at least kClear times as slow, a cycle): the host has said which it
+// favours, and the kind measures one worker at its first retry instead (after kRetry runs on the
+// most), or at once when a kind measured later finds otherwise. (Two kinds, not one: the FC
+// step's first kind, the input of a batch, gains more from two workers than its passes do,
+// 2-3.4x against 1.1-1.3x on this host.)
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -28,6 +39,12 @@ class WorkerTuner {
  public:
   static constexpr uint32_t kRetry = 8;      // runs on the faster count before the first retry
   static constexpr uint32_t kMaxRetry = 64;  // the longest wait between retries
+  // How much slower one worker must have been, in every kind measured on both (at least kMinKinds
+  // of them), for a kind still to measure one worker to put that off: a margin, so that a close
+  // call is not taken for the host's verdict (two workers were 1.1-1.9x one on the FC example's
+  // passes on this 2-core host, from hour to hour).
+  static constexpr double kClear = 1.2;
+  static constexpr uint32_t kMinKinds = 2;
 
   // `most`: the workers the engine chose for the wafer (the tuner picks between it and one).
   explicit WorkerTuner(unsigned most) : most_(most < 1 ? 1 : most) {}
@@ -40,7 +57,7 @@ class WorkerTuner {
     auto it = kinds_.find(kind);
     if (it == kinds_.end() || it->second.runs[1] == 0) return most_;
     const Kind& k = it->second;
-    if (k.runs[0] == 0) return 1;
+    if (k.runs[0] == 0) return k.runs[1] <= kRetry && most_clearly_faster() ? most_ : 1;
     const bool retry = k.since >= k.wait;  // measure the slower one again
     return k.one_faster() != retry ? 1 : most_;
   }
@@ -81,6 +98,18 @@ class WorkerTuner {
     uint32_t total() const { return runs[0] + runs[1]; }
   };
   const std::map<std::string, Kind>& kinds() const { return kinds_; }
+
+  // At least kMinKinds kinds have been measured on both counts, and every such kind found one
+  // worker at least kClear times as slow as the most, a cycle, at its last measurement of each.
+  bool most_clearly_faster() const {
+    uint32_t measured = 0;
+    for (const auto& [name, k] : kinds_) {
+      if (!k.runs[0] || !k.runs[1]) continue;
+      if (!(k.last[0] >= kClear * k.last[1])) return false;
+      ++measured;
+    }
+    return measured >= kMinKinds;
+  }
 
  private:
   unsigned most_;
