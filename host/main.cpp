@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
       "Worker threads (default: the engine chooses: all hardware threads for wafers side by side, and per wafer only the "
       "workers its mesh pays for, one per 128 tiles (for GEMV and reduce, per 128 tiles the placed kernel uses), so a "
       "small mesh or kernel runs on one; in training, each pass then runs on those workers or on one, whichever this "
-      "host measured faster for it; given, it is used as asked, at most one "
+      "host measured faster for it (or, until it measures, for the passes measured before it); given, it is used as asked, at most one "
       "per mesh row, or per column on a mesh with fewer rows). The run says how many it used; results do not depend on it";
   CLI::App* run = app.add_subcommand(
       "run", "Run the kernel of a config (examples/gemv.yaml, examples/reduce.yaml, examples/fc_mnist.yaml) and write DIR/report.json");
