@@ -25,8 +25,8 @@
 // clearly faster (one worker at least kClear times as slow, a cycle): the host has said which it
 // favours, and the kind measures one worker at its first retry instead (after kRetry runs on the
 // most), or at once when a kind measured later finds otherwise. (Two kinds, not one: the FC
-// step's first kind, the input of a batch, gains more from two workers than its passes do,
-// 2-3.4x against 1.1-1.3x on this host.)
+// step's first kind, the input of a batch, measured 1.15-3.4x between runs on this host, where
+// its passes measured 1.1-1.3x.)
 #include <algorithm>
 #include <array>
 #include <cstdint>
