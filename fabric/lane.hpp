@@ -36,6 +36,10 @@ struct alignas(64) Lane {
   // arbitration can then keep an arriving wavelet from it, so Router::ingest() may send the
   // wavelet on at once when the lane is empty and holds a credit (a pass-through).
   uint8_t sole_out = 0;
+  // Set with sole_out and credit_back (Mesh::assign_notes): the lane has both and its sole
+  // link's dst_next holds, so a pass-through's wake and its credit are both wake_next(), which
+  // Router::ingest_hop() makes itself: one test there, and no load through sole_link for it.
+  bool pass_here = false;
   // A plain lane whose upstream router is stepped before this one in every cycle (Link::
   // credit_into): the credit count toward us of that router's lane, which a credit returned by
   // this lane goes straight into instead of through the link's queue.

@@ -397,6 +397,7 @@ void Mesh::assign_notes(const Partition& partition) {
       if (lane.ext >= 0 || !up || !up->credit_into) continue;
       if (Lane* sender = up->credit_into->lane(lane.colour)) lane.credit_back = &sender->credits[size_t(up->dir)];
     }
+    for (Lane& lane : r->lanes) lane.pass_here = lane.sole_out && lane.credit_back && lane.sole_link->dst_next;
   }
   // Whatever a queue still holds from an earlier run is read at the next step, from where its
   // reader stands.

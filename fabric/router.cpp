@@ -108,10 +108,10 @@ void Router::ingest_hop(TileId self, Cycle now, Scheduler& s) {
       Lane& lane = lanes[i];
       if (f.arrival == now && lane.colour == f.colour && lane.rx == Dir(d) && lane.ext < 0 && !f.flags) {
         // A pass-through (see ingest_links()) here only where neither end of it needs a call:
-        // the wavelet's wake and the credit's are both wake_next() (Link::dst_next,
-        // Lane::credit_back), which holds on a route inside one worker's band.
+        // the wavelet's wake and the credit's are both wake_next() (Lane::pass_here), which
+        // holds on a route inside one worker's band.
         const bool pass = lane.count == 0 && lane.sole_out && lane.credits[lane.sole_out - 1];
-        if (!pass || (lane.credit_back && lane.sole_link->dst_next)) {
+        if (!pass || lane.pass_here) {
           const uint32_t payload = f.payload;
           r.head = head + 1;
           // The link carries one wavelet a cycle: what follows this one arrives later, and keeps
