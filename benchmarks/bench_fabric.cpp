@@ -15,6 +15,7 @@
 #include <string>
 
 #include "bare_loop.hpp"
+#include "lean_row.hpp"
 #include "wafer/wafer.hpp"
 
 namespace {
@@ -98,11 +99,16 @@ void BM_SaturatedRow(benchmark::State& state) {
   // run, so that the ceiling and the row share the host's minutes: on this shared host both move
   // by a third within a minute, and a ceiling measured once per process made `of_ceiling` move
   // as much (0.066 to 0.099 for one binary in two runs of bench.sh).
-  double ceiling_sum = 0;
+  // The lean row (lean_row.hpp), the same run with the rules and nothing else, is measured
+  // there too: `of_lean` is the engine's rate over it, what the engine's generality costs.
+  double ceiling_sum = 0, lean_sum = 0;
   uint64_t ceilings = 0;
   const Runs r = run_each_iteration(
       state, [&] { return make_row(width, wavelets, threads); }, [&](const Wafer& w) { return check_row(w, wavelets); },
-      [&] { ceiling_sum += bench::bare_loop_tile_cycles_per_second(width, 1, 0.1), ++ceilings; });
+      [&] {
+        ceiling_sum += bench::bare_loop_tile_cycles_per_second(width, 1, 0.1), ++ceilings;
+        lean_sum += bench::lean_row_hops_per_second(width, wavelets, 0.1);
+      });
   const double seconds = r.seconds, hops = double(wavelets) * width * double(r.done);
   const Cycle cycles = r.cycles;
   // Rates are computed here from the run's wall time: Google Benchmark's kIsRate divides by the
@@ -117,6 +123,37 @@ void BM_SaturatedRow(benchmark::State& state) {
   const double ceiling = ceilings ? ceiling_sum / double(ceilings) : 0;
   state.counters["ceiling_tile_cycles/s"] = ceiling;
   state.counters["of_ceiling"] = ceiling > 0 ? state.counters["tile_cycles/s"] / ceiling : 0;
+  const double lean = ceilings ? lean_sum / double(ceilings) : 0;
+  state.counters["of_lean"] = lean > 0 ? state.counters["wavelet_hops/s"] / lean : 0;
+}
+
+// The lean row on its own (lean_row.hpp): the saturated row's rules without the engine, against
+// the bare-loop ceiling measured before each run, as BM_SaturatedRow is. What the rules alone
+// reach of the ceiling on this host, on one thread.
+void BM_LeanRow(benchmark::State& state) {
+  const auto width = uint32_t(state.range(0));
+  const auto wavelets = uint64_t(state.range(1));
+  double ceiling_sum = 0, seconds = 0;
+  uint64_t runs = 0;
+  for (auto _ : state) {
+    ceiling_sum += bench::bare_loop_tile_cycles_per_second(width, 1, 0.1);
+    bench::LeanRow row(width, wavelets);
+    const auto t0 = std::chrono::steady_clock::now();
+    const uint64_t cycles = row.run();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    state.SetIterationTime(s);
+    if (std::string err = row.check(); !err.empty()) {
+      state.SkipWithError(err.c_str());
+      break;
+    }
+    seconds += s, ++runs;
+    state.counters["cycles"] = double(cycles);
+  }
+  const double hops = double(wavelets) * width * double(runs);
+  state.counters["wavelet_hops/s"] = seconds > 0 ? hops / seconds : 0;
+  const double ceiling = runs ? ceiling_sum / double(runs) : 0;
+  state.counters["ceiling_tile_cycles/s"] = ceiling;
+  state.counters["of_ceiling"] = ceiling > 0 && seconds > 0 ? hops / seconds / ceiling : 0;
 }
 
 // A band edge under load: a W x H mesh whose every column carries colour 0 from an ingress port on
@@ -234,6 +271,8 @@ void BM_BareLoop(benchmark::State& state) {
   state.counters["tile_cycles/s"] = rate;
 }
 BENCHMARK(BM_BareLoop)->ArgNames({"W"})->Arg(64)->Arg(512)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+BENCHMARK(BM_LeanRow)->ArgNames({"W", "K"})->Args({64, 100000})->Args({512, 20000})->UseManualTime()->Unit(benchmark::kMillisecond);
 
 BENCHMARK(BM_SaturatedRow)
     ->ArgNames({"W", "K", "threads"})

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # What a wavelet's hop costs, counted rather than timed: instructions and simulated cache misses
 # per hop of the saturated 512-router row (bench_fabric's BM_SaturatedRow, one thread), under
-# valgrind's callgrind with its cache model, collected inside Wafer::run only. The counts do not
+# valgrind's callgrind with its cache model, collected inside Wafer::run only; then the same for
+# the lean row (BM_LeanRow, benchmarks/lean_row.hpp: the row's rules without the engine), inside
+# LeanRow::run. The counts do not
 # depend on the host's load, so on a noisy machine they compare two binaries where wall times
 # cannot (docs/performance-history.md, eleventh round). The cache model is fixed, not the host's: a
 # 32 KiB 8-way first level and a 512 KiB 8-way last level (one core of the EPYC hosts this was
@@ -29,13 +31,14 @@ fi
 width=512 wavelets=20000
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-valgrind --tool=callgrind --cache-sim=yes --D1=32768,8,64 --LL=524288,8,64 \
-  --toggle-collect='wse::Wafer::run*' --callgrind-out-file="$tmp/out" \
-  "$bin" --benchmark_filter="^BM_SaturatedRow/W:$width/K:$wavelets/threads:1/" --benchmark_format=json \
-  >"$tmp/json" 2>"$tmp/log" || { cat "$tmp/log" >&2; exit 1; }
-python3 - "$tmp/out" "$tmp/json" "$width" "$wavelets" "$bin" <<'EOF'
+count() {  # count NAME FILTER TOGGLE
+  valgrind --tool=callgrind --cache-sim=yes --D1=32768,8,64 --LL=524288,8,64 \
+    --toggle-collect="$3" --callgrind-out-file="$tmp/out" \
+    "$bin" --benchmark_filter="$2" --benchmark_format=json \
+    >"$tmp/json" 2>"$tmp/log" || { cat "$tmp/log" >&2; exit 1; }
+  python3 - "$tmp/out" "$tmp/json" "$width" "$wavelets" "$bin" "$1" <<'EOF'
 import json, sys
-out, js, width, wavelets, binary = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+out, js, width, wavelets, binary, name = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
 events = totals = None
 for line in open(out):
     if line.startswith("events:"):
@@ -43,15 +46,19 @@ for line in open(out):
     elif line.startswith("summary:") or line.startswith("totals:"):
         totals = [int(v) for v in line.split()[1:]]
 bench = json.load(open(js))["benchmarks"]
-if not events or not totals or not bench:
-    sys.exit("hop_cost: no counts (did the benchmark run? is it a bench_fabric binary?)")
+if not events or not totals or not bench or not totals[0]:
+    sys.exit(f"hop_cost: no counts for the {name} (did the benchmark run? is it a bench_fabric binary that has it?)")
 runs = sum(b["iterations"] for b in bench)
 hops = width * wavelets * runs
 c = dict(zip(events, totals))
 per = lambda k: c.get(k, 0) / hops
-print(f"hop_cost: {binary}: saturated row, {width} routers, {wavelets} wavelets, {runs} run(s), one thread")
+print(f"hop_cost: {binary}: {name}, {width} routers, {wavelets} wavelets, {runs} run(s), one thread")
 print(f"  instructions a hop          {per('Ir'):8.1f}")
 print(f"  data reads / writes a hop   {per('Dr'):8.1f} / {per('Dw'):.1f}")
 print(f"  L1 data misses a hop        {per('D1mr') + per('D1mw'):8.2f}  ({per('D1mr'):.2f} read + {per('D1mw'):.2f} write; 32 KiB model)")
 print(f"  last-level misses a hop     {per('DLmr') + per('DLmw'):8.3f}  (512 KiB model)")
 EOF
+}
+count "saturated row" "^BM_SaturatedRow/W:$width/K:$wavelets/threads:1/" 'wse::Wafer::run*'
+# (A bench_fabric from before the lean row has none: its count says so, and the script ends there.)
+count "lean row" "^BM_LeanRow/W:$width/K:$wavelets/" 'wse::bench::LeanRow::run*'
