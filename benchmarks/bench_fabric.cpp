@@ -12,6 +12,7 @@
 // and the count, so it can never report the speed of a broken run.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <string>
 
 #include "bare_loop.hpp"
