@@ -4,9 +4,9 @@
 # valgrind's callgrind with its cache model, collected inside Wafer::run only; then the same for
 # the lean row (BM_LeanRow, benchmarks/lean_row.hpp: the row's rules without the engine), inside
 # LeanRow::run. The counts do not depend on the host's load, so on a noisy machine they compare
-# two binaries where wall times cannot (docs/performance-history.md, eleventh round). The cache model is fixed, not the host's: a
-# 32 KiB 8-way first level and a 512 KiB 8-way last level (one core of the EPYC hosts this was
-# tuned on), 64-byte lines; it ignores prefetch instructions.
+# two binaries where wall times cannot (docs/performance-history.md, eleventh round). The cache
+# model is fixed, not the host's: a 32 KiB 8-way first level and a 512 KiB 8-way last level (one
+# core of the EPYC hosts this was tuned on), 64-byte lines; it ignores prefetch instructions.
 #
 #   bash scripts/hop_cost.sh                 # this tree's release bench_fabric (built if missing)
 #   bash scripts/hop_cost.sh OTHER/bench_fabric   # another build's, e.g. an older commit's
