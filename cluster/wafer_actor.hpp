@@ -52,7 +52,6 @@ class WaferActor : public Actor {
   std::vector<PassKey> passes_;
   size_t stage_ = 0;          // 0: the batch in; then passes_[stage_ - 1]
   bool credited_ = false;     // the current pass's start has been sent
-  Cycle pass_start_ = 0;
   uint64_t weights_step_ = 0; // the weights' version the streams carry
   Cycle busy_ = 0;            // the wafer is busy until then
   SpanId last_span_ = kNoSpan;

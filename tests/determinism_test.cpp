@@ -155,7 +155,7 @@ TEST(Determinism, StepsTakenAheadOfTheBarrierChangeNoArrival) {
       const auto many = congested_run(threads, &engine, &links, every_level);
       const std::string what = std::to_string(threads) + " threads" + (every_level ? ", every level" : "");
       EXPECT_GT(engine.steps_ahead, 1000u) << what;
-      if (every_level) EXPECT_GT(engine.steps_further_ahead, 1000u) << what;
+      if (every_level) { EXPECT_GT(engine.steps_further_ahead, 1000u) << what; }
       EXPECT_LE(engine.steps_further_ahead, engine.steps_ahead) << what;
       EXPECT_EQ(links, single_links) << what;
       EXPECT_EQ(engine.cycles_stepped, single.cycles_stepped) << what;
@@ -367,10 +367,10 @@ TEST(Determinism, CreditsGoStraightBackOnlyToARouterSteppedEarlierInEveryCycle) 
       // The lane at dst that receives over this hop points at its sender's credit count toward it.
       const Router& dst = *m.router(l.dst);
       for (const Lane& lane : dst.lanes)
-        if (lane.rx == opposite(l.dir)) EXPECT_EQ(lane.credit_back, &m.router(l.src)->lane(lane.colour)->credits[size_t(l.dir)]);
+        if (lane.rx == opposite(l.dir)) { EXPECT_EQ(lane.credit_back, &m.router(l.src)->lane(lane.colour)->credits[size_t(l.dir)]); }
     }
     EXPECT_GT(straight, hops / 4) << c.workers << " workers";  // most same-worker hops east or south take it
-    if (c.workers == 1) EXPECT_EQ(straight, hops / 2);          // one worker: exactly the hops east and south
+    if (c.workers == 1) { EXPECT_EQ(straight, hops / 2); }          // one worker: exactly the hops east and south
   }
 }
 

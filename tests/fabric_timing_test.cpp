@@ -128,7 +128,7 @@ TEST(FabricTiming, ARunResumedAfterItsCycleLimitDeliversWhatWasInFlightOnePerCyc
       for (uint32_t k = 0; k < n; ++k) EXPECT_EQ(got[k].wavelet.payload, k) << "n " << n << " stop " << stop;
       for (size_t k = before; k < n; ++k) {
         EXPECT_GE(got[k].cycle, resume);
-        if (k > 0) EXPECT_GT(got[k].cycle, got[k - 1].cycle) << "two wavelets in one cycle on the egress link, n " << n << " stop " << stop;
+        if (k > 0) { EXPECT_GT(got[k].cycle, got[k - 1].cycle) << "two wavelets in one cycle on the egress link, n " << n << " stop " << stop; }
       }
       // No slower than the whole row from the start, then one a cycle.
       EXPECT_LE(got.back().cycle, resume + Cycle(w) * latency + n);

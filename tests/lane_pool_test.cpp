@@ -23,7 +23,7 @@ TEST(LanePool, RoutersRoutedInTurnHaveTheirExactLanesSideBySide) {
     EXPECT_EQ(r->lanes.size(), 3u);
     EXPECT_EQ(r->lanes.capacity(), 3u) << "tile " << x << ": a router keeps no slack";
     for (Colour c = 0; c < 3; ++c) EXPECT_EQ(r->lane(c)->colour, c);
-    if (x) EXPECT_EQ(r->lanes.data(), m.router(x - 1)->lanes.data() + 3) << "tile " << x << ": right after the router before";
+    if (x) { EXPECT_EQ(r->lanes.data(), m.router(x - 1)->lanes.data() + 3) << "tile " << x << ": right after the router before"; }
   }
 }
 

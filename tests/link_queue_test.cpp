@@ -112,7 +112,7 @@ TEST(LinkQueue, EveryRingOfAMeshHasBytesOfItsOwn) {
   for (size_t i = 0; i < rings.size(); ++i) {
     EXPECT_NE(rings[i].first, 0u);
     EXPECT_EQ(rings[i].first % 64, 0u);
-    if (i) EXPECT_LE(rings[i - 1].second, rings[i].first) << "ring " << i << " overlaps the one before it";
+    if (i) { EXPECT_LE(rings[i - 1].second, rings[i].first) << "ring " << i << " overlaps the one before it"; }
   }
 }
 

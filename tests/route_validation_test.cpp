@@ -136,7 +136,7 @@ TEST(Sram, NeighbouringPesHaveSramsOfTheirOwnOnStaggeredCacheSets) {
     const uint8_t* next = w.pe({x, 1}).sram.base();
     EXPECT_EQ(uintptr_t(here) % 64, 0u) << "PE " << x;
     sets.insert((uintptr_t(here) / 64 + 100) % 64);  // the line at offset 6400
-    if (x + 1 < 64) EXPECT_GE(w.pe({x + 1, 0}).sram.base(), here + s.sram_bytes_per_pe) << "PE " << x;
+    if (x + 1 < 64) { EXPECT_GE(w.pe({x + 1, 0}).sram.base(), here + s.sram_bytes_per_pe) << "PE " << x; }
     EXPECT_GE(next, here + s.sram_bytes_per_pe);
   }
   EXPECT_EQ(sets.size(), 64u);

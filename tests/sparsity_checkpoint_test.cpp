@@ -54,12 +54,12 @@ TEST(SparseCheckpoint, PrunedWeightsAndTheirOptimizerStatesHoldNaN) {
   for (size_t l = 0; l < 2; ++l) {
     // Static: after two steps with nonzero gradients, pruned weights and momenta are still exactly 0.
     for (size_t i = 0; i < mx.mask(l).size(); ++i)
-      if (!mx.mask(l)[i]) ASSERT_TRUE(mx.weight(l).data[i] == 0.0f && mx.states(2 * l)[0].data[i] == 0.0f) << l << " " << i;
+      if (!mx.mask(l)[i]) { ASSERT_TRUE(mx.weight(l).data[i] == 0.0f && mx.states(2 * l)[0].data[i] == 0.0f) << l << " " << i; }
     const std::string w = mx.layer(l).name + ".weight";
     EXPECT_EQ(nan_pattern(*c.find(w)), mx.mask(l)) << w;
     EXPECT_EQ(nan_pattern(*c.find(w + ".momentum")), mx.mask(l)) << w;
     for (size_t i = 0; i < mx.mask(l).size(); ++i)
-      if (mx.mask(l)[i]) EXPECT_EQ(c.find(w)->data[i], mx.weight(l).data[i]);
+      if (mx.mask(l)[i]) { EXPECT_EQ(c.find(w)->data[i], mx.weight(l).data[i]); }
     // Biases are dense: no sentinel.
     EXPECT_EQ(nan_pattern(*c.find(mx.layer(l).name + ".bias")), std::vector<uint8_t>(mx.layer(l).out, 1));
   }
@@ -110,7 +110,7 @@ TEST(SparseCheckpoint, AHigherLevelKeepsEveryPrunedWeightAndPrunesMore) {
     EXPECT_EQ(std::count(now.begin(), now.end(), 0), std::llround(0.8 * double(n))) << l;  // 96 of 120, 32 of 40
     float max_newly = 0, min_kept = 1e9f;
     for (size_t i = 0; i < n; ++i) {
-      if (!old[i]) EXPECT_EQ(now[i], 0) << "a pruned weight came back: " << l << " " << i;
+      if (!old[i]) { EXPECT_EQ(now[i], 0) << "a pruned weight came back: " << l << " " << i; }
       if (old[i] && !now[i]) max_newly = std::max(max_newly, std::fabs(mx.weight(l).data[i]));
       if (now[i]) {
         min_kept = std::min(min_kept, std::fabs(mx.weight(l).data[i]));
@@ -138,7 +138,7 @@ TEST(SparseCheckpoint, ALowerLevelRegrowsWeightsAtZero) {
     EXPECT_EQ(std::count(now.begin(), now.end(), 0), std::llround(0.2 * double(n)));  // 24 of 120, 8 of 40
     uint64_t regrown = 0;
     for (size_t i = 0; i < n; ++i) {
-      if (!now[i]) EXPECT_EQ(old[i], 0) << "only prior pruned weights stay pruned";
+      if (!now[i]) { EXPECT_EQ(old[i], 0) << "only prior pruned weights stay pruned"; }
       if (old[i]) {
         EXPECT_EQ(down.weight(l).data[i], mx.weight(l).data[i]);
       } else if (now[i]) {

@@ -52,7 +52,7 @@ TEST(Sparsity, MaskCountsPerLayerOfTheModel) {
   for (size_t p : {0, 2}) {
     const auto& w = mx.param(p).data;
     for (size_t i = 0; i < w.size(); ++i)
-      if (!mx.param_mask(p)[i]) ASSERT_EQ(w[i], 0.0f) << mx.param(p).name << " " << i;
+      if (!mx.param_mask(p)[i]) { ASSERT_EQ(w[i], 0.0f) << mx.param(p).name << " " << i; }
   }
   ASSERT_EQ(mx.sparsified().size(), 2u);
   EXPECT_EQ(mx.sparsified()[0].pruned, 60211u);

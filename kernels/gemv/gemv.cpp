@@ -52,8 +52,7 @@ GemvProblem GemvProblem::random(uint32_t rows, uint32_t cols, uint64_t seed) {
   return p;
 }
 
-GemvKernel::GemvKernel(Wafer& wafer, const GemvProblem& prob, uint32_t grid_width, uint32_t grid_height)
-    : wafer_(wafer) {
+GemvKernel::GemvKernel(Wafer& wafer, const GemvProblem& prob, uint32_t grid_width, uint32_t grid_height) {
   const MeshShape mesh = wafer.shape();
   q_ = grid_width ? grid_width : std::min(mesh.width, prob.cols);
   p_ = grid_height ? grid_height : std::min(mesh.height, prob.rows);

@@ -61,7 +61,6 @@ class GemvKernel {
   std::vector<float> result() const;
 
  private:
-  Wafer& wafer_;
   uint32_t p_ = 0, q_ = 0;
   Split row_split_, col_split_;
   std::vector<const EgressPort*> egress_;  // one per grid row
