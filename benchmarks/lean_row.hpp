@@ -30,11 +30,11 @@ class LeanRow {
  public:
   // W routers; K wavelets, payloads 0 .. K-1; `depth` slots per lane (credits toward the next).
   LeanRow(uint32_t width, uint64_t wavelets, uint32_t depth = 2)
-      : w_(width), k_(wavelets), depth_(depth), tiles_(width), words_((width + 63) / 64) {
+      : w_(width), k_(wavelets), depth_(depth), tiles_(width) {
     if (width == 0 || width > 4096 || depth == 0 || depth > kSlots)
       throw std::invalid_argument("LeanRow: 1 <= width <= 4096 (one summary word), 1 <= depth <= 4");
     for (Tile& t : tiles_) t.credits = uint8_t(depth);  // toward the next lane (the egress takes one a cycle)
-    for (auto& b : bitmap_) b.assign(words_, 0);
+    for (auto& b : bitmap_) b.assign((width + 63) / 64, 0);
     received_.reserve(wavelets);
   }
 
@@ -143,7 +143,6 @@ class LeanRow {
   uint64_t k_;
   uint32_t depth_;
   std::vector<Tile> tiles_;
-  size_t words_;
   std::vector<uint64_t> bitmap_[2];
   uint64_t summary_[2] = {};
   uint64_t fed_ = 0;
