@@ -45,6 +45,49 @@ TEST(FabricTiming, ColumnHopsTakeTheSameTime) {
   EXPECT_EQ(out.received()[0].wavelet.payload, 42u);
 }
 
+// Four streams cross at the centre of a 5x5 mesh, one from each side, each going straight on at
+// link rate on a colour of its own, one after the other (each port starts when the stream before
+// has left the mesh). So every router on a stream's way, the centre's four lanes and four
+// outputs included, takes one link's wavelets at a time and passes each straight through
+// (Router::hop_from, which finds the output beside the input it came in on, not through the
+// lane). Each egress gets its own stream, in order, one wavelet a cycle, the last at its start
+// + (K-1) + 5 hops; at 1, 2 and 3 threads alike.
+TEST(FabricTiming, FourStreamsCrossingAtOneRouterEachGoStraightOn) {
+  const uint32_t n = 5, c = n / 2, k_wavelets = 150;
+  const Cycle apart = 200;  // > K + n: a stream has left before the next starts
+  struct Stream {
+    Dir from, to;
+  };
+  const Stream streams[] = {{Dir::West, Dir::East}, {Dir::East, Dir::West}, {Dir::North, Dir::South}, {Dir::South, Dir::North}};
+  for (unsigned threads : {1u, 2u, 3u}) {
+    Wafer wafer(test::spec(1), {n, n});  // every port at link rate
+    Mesh& mesh = wafer.mesh();
+    std::vector<EgressPort*> outs;
+    for (Colour colour = 0; colour < 4; ++colour) {
+      const auto [from, to] = streams[colour];
+      const bool row = from == Dir::West || from == Dir::East;
+      auto at = [&](uint32_t i) { return row ? Coord{i, c} : Coord{c, i}; };
+      for (uint32_t i = 0; i < n; ++i) mesh.set_route(at(i), colour, Route::make(from, {to}));
+      const uint32_t first = from == Dir::West || from == Dir::North ? 0 : n - 1;
+      IngressPort& in = mesh.add_ingress(at(first), from);
+      in.set_start(apart * colour);
+      for (uint32_t k = 0; k < k_wavelets; ++k) in.enqueue(Wavelet{1000 * colour + k, colour});
+      outs.push_back(&mesh.add_egress(at(n - 1 - first), to));
+    }
+    wafer.finalize(threads);
+    wafer.run(100000);
+    for (Colour colour = 0; colour < 4; ++colour) {
+      const auto& got = outs[colour]->received();
+      ASSERT_EQ(got.size(), k_wavelets) << "colour " << int(colour) << " threads " << threads;
+      for (uint32_t k = 0; k < k_wavelets; ++k) {
+        EXPECT_EQ(got[k].wavelet.colour, colour);
+        EXPECT_EQ(got[k].wavelet.payload, 1000 * colour + k) << "colour " << int(colour) << " threads " << threads;
+        EXPECT_EQ(got[k].cycle, apart * colour + k + n) << "colour " << int(colour) << " threads " << threads;
+      }
+    }
+  }
+}
+
 TEST(FabricTiming, NWaveletsOverOneLinkTakeNMinusOnePlusLatency) {
   for (uint32_t latency : {1u, 2u, 4u}) {
     for (uint32_t n : {1u, 2u, 10u, 333u}) {
