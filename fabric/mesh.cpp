@@ -173,6 +173,9 @@ void Mesh::validate() const {
 
 void Mesh::build_links(const Partition& partition) {
   links_.reset(), link_count_ = 0, rings_.reset();
+  dense_ = routers_.empty() ? nullptr : routers_[0];
+  for (TileId t = 0; t < routers_.size() && dense_; ++t)
+    if (routers_[t] != dense_ + t) dense_ = nullptr;
   const uint32_t hop = spec_.hop_latency_cycles, ramp = spec_.ramp_latency_cycles;
   for (TileId t = 0; t < routers_.size(); ++t) {
     Router* r = routers_[t];

@@ -68,6 +68,13 @@ class Mesh {
   void share_io_bandwidth(double bytes_per_cycle);
 
   Router* router(TileId t) { return routers_[t]; }
+  // When every tile has a router and they lie side by side in tile order (one block, routed in
+  // tile order: a row, the FC layers' 16x16), the first of them, else null (set at finalize).
+  // A tile's router is then its number past that one, found without loading routers_[t]: a
+  // load fewer at the head of every step's chain of loads (docs/performance-history.md,
+  // twenty-fifth round). Routers never move and a mesh that has one on every tile makes no
+  // more, so it stays true.
+  Router* dense_routers() const { return dense_; }
   const Router* router(TileId t) const { return routers_[t]; }
   std::span<const Link> links() const { return {links_.get(), link_count_}; }
   std::span<Link> links() { return {links_.get(), link_count_}; }
@@ -97,6 +104,7 @@ class Mesh {
   static constexpr size_t kRouterBlock = 4096;
   std::unique_ptr<LanePool> lane_pool_ = std::make_unique<LanePool>();  // before the routers: they give lanes back
   std::vector<Router*> routers_;  // per tile, null where no route is set
+  Router* dense_ = nullptr;       // dense_routers()
   std::vector<std::unique_ptr<Router[]>> router_blocks_;
   size_t block_size_ = 0, next_in_block_ = 0, routers_made_ = 0;
   std::vector<uint8_t> depth_;       // per tile (assign_notes: band_depths)

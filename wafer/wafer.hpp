@@ -83,7 +83,11 @@ class Wafer {
   // The cycle engine's view of the tiles.
   void seed(const Block& b, Scheduler& s);
   void step(TileId t, Cycle now, Scheduler& s) {
-    Router* r = mesh_.router(t);
+    Router* const dense = mesh_.dense_routers();
+    Router* r = dense ? dense + t : mesh_.router(t);
+#ifdef WSE_CHECK_INVARIANTS
+    if (r != mesh_.router(t)) throw std::logic_error("Wafer::step: the dense routers are not the mesh's");
+#endif
     if (r) {
       r->begin_step(now);
       if (r->may_ingest()) r->ingest(t, now, s);
