@@ -68,14 +68,14 @@ class Mesh {
   void share_io_bandwidth(double bytes_per_cycle);
 
   Router* router(TileId t) { return routers_[t]; }
-  // When every tile has a router and they lie side by side in tile order (one block, routed in
-  // tile order: a row, the FC layers' 16x16), the first of them, else null (set at finalize).
-  // A tile's router is then its number past that one, found without loading routers_[t]: a
-  // load fewer at the head of every step's chain of loads (docs/performance-history.md,
-  // twenty-fifth round). Routers never move and a mesh that has one on every tile makes no
-  // more, so it stays true.
-  Router* dense_routers() const { return dense_; }
   const Router* router(TileId t) const { return routers_[t]; }
+  // When every tile has a router and they lie side by side in tile order (a mesh of at most one
+  // block of routers, routed in tile order, as a row is), the first of them, else null (set at
+  // finalize). A tile's router is then its number past that one, found without loading
+  // routers_[t]: a load fewer at the head of every step's chain of loads (docs/performance-
+  // history.md, twenty-fifth round). Routers never move and a mesh that has one on every tile
+  // makes no more, so it stays true.
+  Router* dense_routers() const { return dense_; }
   std::span<const Link> links() const { return {links_.get(), link_count_}; }
   std::span<Link> links() { return {links_.get(), link_count_}; }
   const std::deque<IngressPort>& ingress_ports() const { return ingress_; }

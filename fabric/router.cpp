@@ -136,8 +136,9 @@ void Router::ingest_hop(TileId self, Cycle now, Scheduler& s) {
   if (in_m && !(in_m & (in_m - 1))) {
     // A case per direction: in each, the link's line of ports is at a place known from the
     // router's address alone, so its loads need not wait for the masks' (the branch is
-    // predicted): one load fewer in a row on the hop's path, about a tenth of a hop's time
-    // (docs/performance-history.md, twenty-fifth round).
+    // predicted): one load fewer in a row on the hop's path (with the straight pass-through's
+    // out link, below, the saturated row 1.15-1.2x faster: docs/performance-history.md,
+    // twenty-fifth round).
     bool took = false;
     switch (std::countr_zero(in_m)) {
       case int(Dir::North): took = hop_from<int(Dir::North)>(in_m, now, s); break;
