@@ -75,14 +75,49 @@ struct TaskCost {
 // Cache-line aligned: the wafer keeps its PEs side by side, and two PEs stepped by different
 // workers (either side of a band edge) must not share a line that both write every step.
 class alignas(64) Pe {
-  // What due() reads, first in the PE's first line. `noted_` is set by the router's pushes onto
-  // the RAMP links (LinkQueue::set_note, by attach(); the router is on the same tile, so stepped
-  // by the same worker): kNotedFlits for a wavelet on RAMP-down, kNotedCredits for a credit on
-  // RAMP-up. ingest() clears it and notes again a link that holds what is not visible yet. `due_`
-  // is the cycle the last step asked to be stepped at next.
+ private:
+  struct ActiveOp;  // (below)
+
+  // What every step reads, in the PE's first two lines. The PEs of a 16x16 mesh do not fit the
+  // first-level cache, and with these fields spread over six of a PE's nine lines a step waited
+  // on lines it used a field or two of (docs/performance-history.md, twenty-sixth round: about a
+  // seventh fewer first-level read misses of the FC step modelled, a sixth fewer of the last
+  // level). Laying out the rest by use too (the counters and SRAM, a task's state) changed
+  // nothing measured.
+  //
+  // What due() reads comes first. `noted_` is set by the router's pushes onto the RAMP links
+  // (LinkQueue::set_note, by attach(); the router is on the same tile, so stepped by the same
+  // worker): kNotedFlits for a wavelet on RAMP-down, kNotedCredits for a credit on RAMP-up.
+  // ingest() clears it and notes again a link that holds what is not visible yet. `due_` is the
+  // cycle the last step asked to be stepped at next.
   static constexpr uint8_t kNotedFlits = 1, kNotedCredits = 2;
   Cycle due_ = 0;
   uint8_t noted_ = 0;
+  bool started_ = false;
+  bool main_active_ = false;             // the main thread has a streaming op (main_op_)
+  uint8_t fifo_head_ = 0, fifo_count_ = 0;  // the main thread's queue behind it (fifo_)
+  uint8_t grant_rr_ = 0, microthreads_ = 0;
+  uint8_t uts_slots_ = 0;                // microthread slots allocated (uts_)
+  Cycle busy_until_ = 0;                 // the main thread computes (a task's receive, memory ops) until then
+  Cycle stall_from_ = kNever;            // first cycle of an ongoing send stall
+  Cycle woken_for_ = kNever;             // the last cycle wake() asked for, in this run (rearm forgets it)
+  uint32_t uts_active_ = 0;              // microthreads with an op
+  // Bit masks by colour (and task id), so the per-cycle questions (may a data task fire? is
+  // anything waiting to leave?) are a few instructions, not loops over the queues.
+  uint32_t queued_ = 0;         // colours with wavelets in their input queue
+  uint32_t data_tasks_ = 0;     // colours the program binds a data task to (set by rearm)
+  uint32_t local_pending_ = 0;  // bit per local task id
+  uint32_t local_blocked_ = 0;
+  uint32_t colour_blocked_ = 0;
+  uint32_t reading_ = 0;        // colours an active op reads (their data tasks do not fire)
+  uint32_t writing_ = 0;        // colours an active op writes
+  uint32_t out_wavelets_ = 0;   // wavelets in the output queues, all colours
+  uint8_t rr_ = 0, out_rr_ = 0;
+  // The main thread's streaming op and the microthreads' (see fifo_ and microthread_slot()).
+  std::unique_ptr<ActiveOp> main_op_;
+  std::unique_ptr<ActiveOp[]> uts_;
+  Link* ramp_down_ = nullptr;  // router -> PE
+  Link* ramp_up_ = nullptr;    // PE -> router
 
  public:
   // Whether step() may do anything at `now`. Between its steps a PE's state changes only through
@@ -93,8 +128,8 @@ class alignas(64) Pe {
   // find nothing ready and change nothing.
   bool due(Cycle now) const { return noted_ != 0 || now >= due_; }
 
+  const Program* program = nullptr;  // (the last of the step's two lines)
   Coord coord;
-  const Program* program = nullptr;
   Sram sram;
   PeCounters counters;
   // When set (tracing a few PEs), every task and DSD op this PE runs is appended here. Written
@@ -179,42 +214,21 @@ class alignas(64) Pe {
   [[noreturn]] void fail(const ActiveOp* a, const std::string& what) const;
   std::string task_label(bool local, uint8_t id) const;
 
-  Link* ramp_down_ = nullptr;  // router -> PE
-  Link* ramp_up_ = nullptr;    // PE -> router
   std::vector<PeInputQueue> queues_;
-  std::vector<PeOutputQueue> outq_;
   std::array<int8_t, MachineSpec::kMaxColours> queue_of_{};  // colour -> input queue, -1 none
+  std::vector<PeOutputQueue> outq_;
   std::array<int8_t, MachineSpec::kMaxColours> outq_of_{};   // colour -> output queue, -1 none
   std::array<uint8_t, MachineSpec::kMaxColours> credits_{};  // toward router lanes with rx RAMP
-  // Bit masks by colour, kept beside the queues so the per-cycle questions (may a data task
-  // fire? is anything waiting to leave?) are a few instructions, not loops over the queues.
-  uint32_t queued_ = 0;         // colours with wavelets in their input queue
-  uint32_t data_tasks_ = 0;     // colours the program binds a data task to (set by rearm)
-  uint32_t out_wavelets_ = 0;   // wavelets in the output queues, all colours
-  uint32_t reading_ = 0;        // colours an active op reads (their data tasks do not fire)
-  uint32_t writing_ = 0;        // colours an active op writes
-  uint32_t local_pending_ = 0;  // bit per local task id
-  uint32_t local_blocked_ = 0;
-  uint32_t colour_blocked_ = 0;
-  uint8_t rr_ = 0, out_rr_ = 0, grant_rr_ = 0;
-  uint8_t microthreads_ = 0;
-  Cycle busy_until_ = 0;        // the main thread computes (a task's receive, memory ops) until then
   Cycle dispatch_at_ = 0;       // an async op issued now starts after the task's immediate work
-  // The main thread's streaming op (allocated on first use: most PEs of a full wafer never stream)
-  // and the items queued behind it: a ring grown as a task queues more (2, 4, 8, then the
-  // limit's 16 items), since most tasks queue one or two. A PE's slots are written during the
-  // run that first needs them, each a page the host faults in then: allocated whole (16 items
-  // and 16 microthreads, 4.2 KiB a PE) they were 66-70 thousand faults, a quarter to a half of a
-  // GEMV 4096² run on 256x256 PEs (docs/performance-history.md, eighteenth round).
-  bool main_active_ = false;
-  std::unique_ptr<ActiveOp> main_op_;
+  // The main thread's streaming op (main_op_, allocated on first use: most PEs of a full wafer
+  // never stream) and the items queued behind it: a ring grown as a task queues more (2, 4, 8,
+  // then the limit's 16 items), since most tasks queue one or two. A PE's slots are written
+  // during the run that first needs them, each a page the host faults in then: allocated whole
+  // (16 items and 16 microthreads, 4.2 KiB a PE) they were 66-70 thousand faults, a quarter to a
+  // half of a GEMV 4096² run on 256x256 PEs (docs/performance-history.md, eighteenth round).
+  // Microthreads 0 .. uts_slots_ - 1 (uts_) are allocated up to the highest one used so far (the
+  // lowest free one is taken unless an op names one, so mostly one or two).
   std::vector<MainItem> fifo_;  // ring buffer of fifo_.size() items
-  uint8_t fifo_head_ = 0, fifo_count_ = 0;
-  // Microthreads 0 .. uts_slots_ - 1, allocated up to the highest one used so far (the lowest
-  // free one is taken unless an op names one, so mostly one or two).
-  uint8_t uts_slots_ = 0;
-  std::unique_ptr<ActiveOp[]> uts_;
-  uint32_t uts_active_ = 0;
   // Room for microthread k (its slot, and those below it, allocated), and for one more item in
   // the main thread's queue. Called only where no reference into either is held.
   ActiveOp& microthread_slot(uint8_t k);
@@ -225,9 +239,6 @@ class alignas(64) Pe {
   bool in_task_ = false;
   uint32_t task_fmac_ = 0, task_move_ = 0;  // cycles of the ops the running body ran at once
   TaskCost last_task_;
-  Cycle stall_from_ = kNever;  // first cycle of an ongoing send stall
-  Cycle woken_for_ = kNever;   // the last cycle wake() asked for, in this run (rearm forgets it)
-  bool started_ = false;
 };
 
 // The API a task is written against: CSL's DSD builtins, task control, and the older helpers
