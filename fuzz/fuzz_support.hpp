@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include "core/errors.hpp"
 #include "core/log.hpp"
@@ -27,14 +28,22 @@ inline void init() {
   log_level() = LogLevel::Warning;
 }
 
-// A scratch directory of this process, for readers that take a path.
+// A scratch directory of this process, for readers that take a path. Removed when the fuzzer
+// exits (libFuzzer ends a bounded run with exit()): every run used to leave its directory behind
+// in the temp folder. A crash leaves it, which is harmless: the input is in the artifacts.
 inline const std::filesystem::path& scratch() {
-  static const std::filesystem::path dir = [] {
-    std::filesystem::path d = std::filesystem::temp_directory_path() / ("wse-fuzz-" + std::to_string(getpid()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  return dir;
+  struct Dir {
+    std::filesystem::path path;
+    Dir() : path(std::filesystem::temp_directory_path() / ("wse-fuzz-" + std::to_string(getpid()))) {
+      std::filesystem::create_directories(path);
+    }
+    ~Dir() {
+      std::error_code ec;  // nothing to report at exit if it cannot be removed
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const Dir dir;
+  return dir.path;
 }
 
 inline std::filesystem::path write(const std::string& name, const uint8_t* data, size_t size) {
