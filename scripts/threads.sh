@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Which --threads pays for a config on this host, measured the way docs/performance.md measures
+# it (issue 14's rounds): `wse run CONFIG` at each thread count asked, in rounds, the counts in
+# another order each round (so that a host whose speed drifts within minutes weighs on every
+# count alike), each run into a fresh directory. It prints every run's host seconds (per step for
+# a training config), then per count the median, fastest and slowest, and its speed-up over the
+# same round's one-thread run (best, median, worst). Times are the host's, never results: read
+# them as ratios within one run of this script.
+#
+# It also checks what the engine promises: every run gives the same results. The report without
+# its host fields (threads, host seconds, rates, memory, waiting) and every file the run wrote
+# (checkpoints, streams; not the plots) must be the same bytes in every run; if not, the script
+# names what differs and exits 1.
+#
+#   bash scripts/threads.sh [CONFIG [COUNT...]]
+#     CONFIG   a run config (default examples/fc_mnist_3steps.yaml: the FC example cut to 3
+#              steps, each on the mesh). A training config should be cut to a few steps with
+#              training.detail: all, or most of what is timed is not the mesh.
+#     COUNT    a thread count, or "default" (--threads left out: the engine chooses). Default:
+#              1, 2, 4, ... up to this host's hardware threads, then default.
+#   ROUNDS=N   rounds (default 5)
+#   WSE=PATH   the wse binary (default this tree's release build, built if missing)
+#   OLD=PATH   another wse binary (an older commit's), also run at one thread in each round: its
+#              time over this binary's at one thread (1 is added to the counts if missing); its
+#              results are compared too, and only reported
+#
+# Exit code 2 for a usage error (or a config wse refuses), 1 when runs of one binary differ.
+# Never run by CI as a timing; a test (ThreadsScript) runs it on a small GEMV for the check.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+usage() { echo "threads: $1 (usage: bash scripts/threads.sh [CONFIG [COUNT...]]; see the script's header)" >&2; exit 2; }
+config="${1:-examples/fc_mnist_3steps.yaml}"
+[ $# -gt 0 ] && shift
+[ -f "$config" ] || usage "$config: no such config file"
+counts=("$@")
+if [ ${#counts[@]} -eq 0 ]; then
+  n=$(nproc)
+  for ((t = 1; t <= n; t *= 2)); do counts+=("$t"); done
+  counts+=(default)
+fi
+for c in "${counts[@]}"; do
+  [[ "$c" == default || "$c" =~ ^[1-9][0-9]{0,3}$ ]] || usage "count '$c': expected a thread count (1-4096) or 'default'"
+done
+rounds="${ROUNDS:-5}"
+[[ "$rounds" =~ ^[1-9][0-9]{0,2}$ ]] || usage "ROUNDS='$rounds': expected a number of rounds (1-999)"
+wse="${WSE:-build/release/wse}"
+if [ -z "${WSE:-}" ] && [ ! -x "$wse" ]; then
+  cmake --preset release >/dev/null
+  cmake --build --preset release --target wse >/dev/null
+fi
+[ -x "$wse" ] || usage "WSE=$wse: no such executable"
+old="${OLD:-}"
+[ -z "$old" ] || [ -x "$old" ] || usage "OLD=$old: no such executable"
+# OLD is set beside this binary's one-thread run: run one if the counts do not.
+if [ -n "$old" ] && ! printf '%s\n' "${counts[@]}" | grep -qx 1; then counts=(1 "${counts[@]}"); fi
+command -v python3 >/dev/null || usage "python3 is needed to read the reports (bash scripts/setup.sh installs it)"
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+runs="$tmp/runs.tsv"
+: >"$runs"
+# The runs of a round: every count with this binary, and OLD at one thread.
+labels=("${counts[@]}")
+[ -z "$old" ] || labels+=(old)
+echo "threads: $config, ${#labels[@]} runs a round (${labels[*]}), $rounds rounds; $(nproc) hardware threads here"
+for ((r = 0; r < rounds; ++r)); do
+  # Another order each round: rotated by the round, and reversed every other round.
+  order=()
+  for ((i = 0; i < ${#labels[@]}; ++i)); do order+=("${labels[(i + r) % ${#labels[@]}]}"); done
+  if ((r % 2)); then
+    rev=()
+    for ((i = ${#order[@]} - 1; i >= 0; --i)); do rev+=("${order[i]}"); done
+    order=("${rev[@]}")
+  fi
+  for label in "${order[@]}"; do
+    out="$tmp/run"
+    rm -rf "$out"
+    bin="$wse" args=()
+    case "$label" in
+      old) bin="$old" args=(--threads 1) ;;
+      default) ;;
+      *) args=(--threads "$label") ;;
+    esac
+    rc=0
+    "$bin" run "$config" "${args[@]}" --out "$out" >"$tmp/log" 2>&1 || rc=$?
+    if [ "$rc" -ne 0 ]; then
+      echo "threads: $bin run $config ${args[*]} failed (exit $rc):" >&2
+      tail -20 "$tmp/log" >&2
+      exit $((rc == 2 ? 2 : 1))
+    fi
+    python3 - "$out" "$label" "$((r + 1))" >>"$runs" <<'EOF'
+import hashlib, json, os, sys
+out, label, rnd = sys.argv[1], sys.argv[2], sys.argv[3]
+report = json.load(open(os.path.join(out, "report.json")))
+seconds = report.get("host_seconds_per_step", report.get("host_seconds"))
+used = report.get("threads", "?")
+# What describes the host, not the wafer (how many threads, how long, how much host memory; how
+# many tensors the initialization had in flight at once): left out of the comparison.
+host = ["threads", "threads_choice", "threads_detail", "host_seconds", "host_seconds_per_step",
+        "pe_cycles_per_second", "tile_cycles_per_second", "peak_rss_bytes", "time_to_first_loss_seconds",
+        "init.seconds", "init.max_in_flight", "init.peak_rss_bytes"]
+for path in host:
+    *parents, key = path.split(".")
+    at = report
+    for p in parents:
+        at = at.get(p, {}) if isinstance(at, dict) else {}
+    if isinstance(at, dict):
+        at.pop(key, None)
+parts = {"report.json": hashlib.sha256(json.dumps(report, sort_keys=True).encode()).hexdigest()}
+for root, _, files in os.walk(out):
+    for f in sorted(files):
+        rel = os.path.relpath(os.path.join(root, f), out)
+        if rel in ("report.json", ".wse-run") or f.endswith(".png"):
+            continue
+        parts[rel] = hashlib.sha256(open(os.path.join(root, f), "rb").read()).hexdigest()
+print("\t".join([rnd, label, repr(float(seconds)), str(used), json.dumps(parts, sort_keys=True)]))
+EOF
+    tail -1 "$runs" | awk -F'\t' '{printf "  round %s: %-8s %8.3f s  (threads: %s)\n", $1, $2, $3, $4}'
+  done
+done
+
+python3 - "$runs" "${counts[@]}" <<'EOF'
+import json, statistics, sys
+runs_file, counts = sys.argv[1], sys.argv[2:]
+runs = []
+for line in open(runs_file):
+    rnd, label, secs, used, parts = line.rstrip("\n").split("\t")
+    runs.append((int(rnd), label, float(secs), used, json.loads(parts)))
+by = {}
+for rnd, label, secs, used, parts in runs:
+    by.setdefault(label, {})[rnd] = (secs, used, parts)
+base = "1" if "1" in counts else counts[0]
+print()
+print(f"{'count':<8} {'threads':>7} {'median s':>9} {'fastest':>9} {'slowest':>9}   speed-up over {base} in the same round: best / median / worst")
+for label in counts + (["old"] if "old" in by else []):
+    rows = by[label]
+    secs = [s for s, _, _ in rows.values()]
+    used = sorted({u for _, u, _ in rows.values()})
+    line = f"{label:<8} {','.join(used):>7} {statistics.median(secs):9.3f} {min(secs):9.3f} {max(secs):9.3f}"
+    if label != base:
+        ratios = sorted(by[base][r][0] / s for r, (s, _, _) in rows.items())
+        line += f"   {ratios[-1]:.2f}x / {statistics.median(ratios):.2f}x / {ratios[0]:.2f}x"
+    print(line)
+if "old" in by:
+    ratios = sorted(by["old"][r][0] / by["1"][r][0] for r in by["old"] if "1" in by and r in by["1"])
+    if ratios:
+        print(f"OLD over this binary at one thread: {ratios[0]:.2f}-{ratios[-1]:.2f}x, median {statistics.median(ratios):.2f}x "
+              "(above 1: this binary is faster)")
+# The results: one binary's runs must all agree, file by file.
+reference = None
+differ = set()
+for rnd, label, _, _, parts in runs:
+    if label == "old":
+        continue
+    if reference is None:
+        reference = (rnd, label, parts)
+        continue
+    for name in set(parts) | set(reference[2]):
+        if parts.get(name) != reference[2].get(name):
+            differ.add(f"{name} (round {rnd}, {label} against round {reference[0]}, {reference[1]})")
+print()
+if differ:
+    print("threads: RESULTS DIFFER between runs of one binary:")
+    for d in sorted(differ):
+        print("  " + d)
+    sys.exit(1)
+files = sorted(reference[2])
+print(f"results: identical in all {sum(1 for r in runs if r[1] != 'old')} runs ({', '.join(files)})")
+if "old" in by:
+    same = all(p == reference[2] for _, label, _, _, p in runs if label == "old")
+    print(f"OLD's results: {'the same' if same else 'not the same (a binary from before a change in what a run writes?)'}")
+EOF

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# scripts/threads.sh, for what it checks rather than what it times: runs of one binary at any
+# thread count agree (a small GEMV with the real wse), a difference in a wafer field is caught and
+# named (a stand-in wse whose report depends on --threads), a difference in a host field is not,
+# and usage errors are exit code 2 with a message naming what is wrong.
+#   bash tests/threads_script_test.sh WSE_BINARY
+set -uo pipefail
+wse="$1"
+src="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $1"; echo "--- output:"; cat "$work/out"; echo "---"; failures=$((failures + 1)); }
+# expect CODE PATTERN DESCRIPTION -- command...: the command's exit code and a line of its output.
+expect() {
+  local code="$1" pattern="$2" what="$3"
+  shift 4
+  "$@" >"$work/out" 2>&1
+  local rc=$?
+  if [ "$rc" -ne "$code" ]; then fail "$what: exit $rc, want $code"; return; fi
+  grep -Eq -- "$pattern" "$work/out" || fail "$what: no line matching '$pattern'"
+}
+
+cat >"$work/gemv.yaml" <<'EOF'
+machine: wse2
+mesh: {width: 8, height: 8}
+gemv: {rows: 60, cols: 40, seed: 3}
+EOF
+expect 0 '^results: identical in all 6 runs \(report.json\)$' "the real wse, 1, 2 and default threads" -- \
+  env ROUNDS=2 WSE="$wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 1 2 default
+grep -Eq '^2 +2 ' "$work/out" || fail "the summary's row for 2 threads (2 threads used)"
+[ "$(grep -c '^  round ' "$work/out")" -eq 6 ] || fail "one line per run"
+
+# A stand-in wse: a report whose "cycles" (a wafer field) or "host_seconds" (a host field)
+# depends on --threads, and a result file that does not.
+cat >"$work/fake_wse" <<'EOF'
+#!/usr/bin/env bash
+threads=0 out=""
+while [ $# -gt 0 ]; do
+  case "$1" in --threads) threads="$2"; shift ;; --out) out="$2"; shift ;; esac
+  shift
+done
+mkdir -p "$out/checkpoints"
+echo "weights" >"$out/checkpoints/step_1.safetensors"
+if [ "$FAKE" = wafer ]; then
+  echo "{\"threads\": $threads, \"host_seconds\": 1.5, \"cycles\": $((100 + threads))}" >"$out/report.json"
+else
+  echo "{\"threads\": $threads, \"host_seconds\": $((1 + threads)), \"cycles\": 100, \"init\": {\"seconds\": $threads}}" >"$out/report.json"
+fi
+EOF
+chmod +x "$work/fake_wse"
+expect 1 '^  report.json \(round 1, 2 against round 1, 1\)$' "a wafer field that depends on the thread count" -- \
+  env ROUNDS=1 FAKE=wafer WSE="$work/fake_wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 1 2
+grep -q 'RESULTS DIFFER' "$work/out" || fail "the difference is announced"
+expect 0 '^results: identical in all 4 runs \(checkpoints/step_1.safetensors, report.json\)$' "host fields only" -- \
+  env ROUNDS=2 FAKE=host WSE="$work/fake_wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 1 2
+expect 0 '^OLD over this binary at one thread: ' "OLD, with 1 added to the counts" -- \
+  env ROUNDS=1 FAKE=host WSE="$work/fake_wse" OLD="$work/fake_wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 2
+
+# Usage errors.
+expect 2 'nowhere.yaml: no such config file' "a missing config" -- \
+  env WSE="$wse" bash "$src/scripts/threads.sh" "$work/nowhere.yaml"
+expect 2 "count 'zero': expected a thread count" "a count that is not one" -- \
+  env WSE="$wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 1 zero
+expect 2 "ROUNDS='0': expected a number of rounds" "no rounds" -- \
+  env ROUNDS=0 WSE="$wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml"
+expect 2 "OLD=$work/none: no such executable" "a missing OLD" -- \
+  env OLD="$work/none" WSE="$wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml"
+printf 'machine: wse2\nmesh: {width: 0, height: 8}\ngemv: {rows: 6, cols: 4}\n' >"$work/bad.yaml"
+expect 2 'failed \(exit 2\)' "a config wse refuses: its exit code and message" -- \
+  env WSE="$wse" bash "$src/scripts/threads.sh" "$work/bad.yaml" 1
+grep -q 'bad.yaml' "$work/out" || fail "wse's message, naming the config, is shown"
+
+if [ "$failures" -ne 0 ]; then
+  echo "threads_script_test: $failures failure(s)"
+  exit 1
+fi
+echo "threads_script_test: all passed"
