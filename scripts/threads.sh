@@ -63,6 +63,7 @@ runs="$tmp/runs.tsv"
 labels=("${counts[@]}")
 [ -z "$old" ] || labels+=(old)
 echo "threads: $config, ${#labels[@]} runs a round (${labels[*]}), $rounds rounds; $(nproc) hardware threads here"
+total=$((rounds * ${#labels[@]})) done_runs=0 began=$(date +%s)
 for ((r = 0; r < rounds; ++r)); do
   # Another order each round: rotated by the round, and reversed every other round.
   order=()
@@ -115,7 +116,11 @@ for root, _, files in os.walk(out):
         parts[rel] = hashlib.sha256(open(os.path.join(root, f), "rb").read()).hexdigest()
 print("\t".join([rnd, label, repr(float(seconds)), str(used), json.dumps(parts, sort_keys=True)]))
 EOF
-    tail -1 "$runs" | awk -F'\t' '{printf "  round %s: %-8s %8.3f s  (threads: %s)\n", $1, $2, $3, $4}'
+    # Each run's line, with how far the script is and when it should end (from the runs so far).
+    done_runs=$((done_runs + 1))
+    left=$(( ($(date +%s) - began) * (total - done_runs) / done_runs ))
+    tail -1 "$runs" | awk -F'\t' -v k="$done_runs" -v n="$total" -v eta="$left" \
+      '{printf "  round %s: %-8s %8.3f s  (threads: %s)   [%d/%d runs, ETA %dm%02ds]\n", $1, $2, $3, $4, k, n, eta / 60, eta % 60}'
   done
 done
 
