@@ -27,9 +27,10 @@
 # Exit code 2 for a usage error (or a config wse refuses), 1 when runs of one binary differ.
 # Never run by CI as a timing; a test (ThreadsScript) runs it on a small GEMV for the check.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# Not run from the tree's root: a config's paths (and CONFIG, WSE, OLD) stay the caller's.
+root="$(cd "$(dirname "$0")/.." && pwd)"
 usage() { echo "threads: $1 (usage: bash scripts/threads.sh [CONFIG [COUNT...]]; see the script's header)" >&2; exit 2; }
-config="${1:-examples/fc_mnist_3steps.yaml}"
+config="${1:-$root/examples/fc_mnist_3steps.yaml}"
 [ $# -gt 0 ] && shift
 [ -f "$config" ] || usage "$config: no such config file"
 counts=("$@")
@@ -43,10 +44,9 @@ for c in "${counts[@]}"; do
 done
 rounds="${ROUNDS:-5}"
 [[ "$rounds" =~ ^[1-9][0-9]{0,2}$ ]] || usage "ROUNDS='$rounds': expected a number of rounds (1-999)"
-wse="${WSE:-build/release/wse}"
+wse="${WSE:-$root/build/release/wse}"
 if [ -z "${WSE:-}" ] && [ ! -x "$wse" ]; then
-  cmake --preset release >/dev/null
-  cmake --build --preset release --target wse >/dev/null
+  (cd "$root" && cmake --preset release >/dev/null && cmake --build --preset release --target wse >/dev/null)
 fi
 [ -x "$wse" ] || usage "WSE=$wse: no such executable"
 old="${OLD:-}"
@@ -94,6 +94,8 @@ import hashlib, json, os, sys
 out, label, rnd = sys.argv[1], sys.argv[2], sys.argv[3]
 report = json.load(open(os.path.join(out, "report.json")))
 seconds = report.get("host_seconds_per_step", report.get("host_seconds"))
+if seconds is None:
+    sys.exit(f"threads: {out}/report.json has no host_seconds: not a report of `wse run`?")
 used = report.get("threads", "?")
 # What describes the host, not the wafer (how many threads, how long, how much host memory; how
 # many tensors the initialization had in flight at once): left out of the comparison.
