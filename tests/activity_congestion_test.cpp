@@ -7,6 +7,7 @@
 #include <set>
 
 #include "host/congestion.hpp"
+#include "scratch.hpp"
 #include "test_support.hpp"
 #include "tools/dump_view.hpp"
 #include "wafer/activity_recorder.hpp"
@@ -94,7 +95,7 @@ TEST(ActivityCongestion, TwoFlowsSharingALinkShowUpOnThatLinkAndNowhereElse) {
   EXPECT_EQ(j["hottest_links"][0]["link"], "(1,1) E-> (2,1)");
 
   // The dump says the same, interval by interval.
-  std::filesystem::path f = std::filesystem::temp_directory_path() / "wse_merge.wsad";
+  std::filesystem::path f = wse::test::scratch_file("merge.wsad");
   {
     std::ofstream out(f, std::ios::binary);
     out.write(reinterpret_cast<const char*>(both.dump.data()), std::streamsize(both.dump.size()));

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/gemv/gemv.hpp"
+#include "scratch.hpp"
 #include "test_support.hpp"
 #include "tools/dump_view.hpp"
 #include "tools/json_trace_writer.hpp"
@@ -16,11 +17,7 @@
 
 namespace wse::test {
 
-inline std::filesystem::path temp_file(const std::string& name) {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / "wse_activity_test";
-  std::filesystem::create_directories(dir);
-  return dir / name;
-}
+inline std::filesystem::path temp_file(const std::string& name) { return scratch_file(name); }
 
 // A GEMV run recorded every `interval` cycles, its trace (`trace_opt`, default: every PE, native
 // format) written beside the dump as <file>.pftrace or <file>.json.

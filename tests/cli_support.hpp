@@ -8,6 +8,8 @@
 #include <fstream>
 #include <string>
 
+#include "scratch.hpp"
+
 namespace wse::test {
 
 struct Output {
@@ -25,9 +27,9 @@ inline Output shell(const std::string& command) {
   return {WEXITSTATUS(status), text};
 }
 
-// A scratch folder for one test program, under the system's temp folder.
+// A scratch folder for one test program, in the process's own (scratch.hpp).
 inline std::filesystem::path scratch_dir(const std::string& name) {
-  std::filesystem::path d = std::filesystem::temp_directory_path() / name;
+  std::filesystem::path d = process_scratch() / name;
   std::filesystem::create_directories(d);
   return d;
 }

@@ -16,16 +16,14 @@ using wse::test::Output;
 using wse::test::wse;
 
 fs::path write(const std::string& name, const std::string& yaml) {
-  fs::path dir = fs::temp_directory_path() / "wse_cli_test";
-  fs::create_directories(dir);
-  fs::path p = dir / name;
+  fs::path p = wse::test::scratch_file(name);
   std::ofstream(p) << yaml;
   return p;
 }
 
 TEST(Cli, RunWritesTheReport) {
   fs::path cfg = write("ok.yaml", "machine: wse2\nmesh: {width: 6, height: 5}\ngemv: {rows: 50, cols: 40, seed: 3}\n");
-  fs::path out = fs::temp_directory_path() / "wse_cli_test" / "out";
+  fs::path out = wse::test::process_scratch() / "out";
   fs::remove_all(out);
   Output o = wse("run " + cfg.string() + " --threads 2 --out " + out.string());
   ASSERT_EQ(o.code, 0) << o.text;
@@ -67,7 +65,7 @@ TEST(Cli, BadConfigsGiveAClearErrorAndExitCode2) {
   };
   for (const BadConfig& c : cases) {
     Output o = wse("run " + write(c.name, c.yaml).string() + " --out " +
-                   (fs::temp_directory_path() / "wse_cli_test" / "bad").string());
+                   (wse::test::process_scratch() / "bad").string());
     EXPECT_EQ(o.code, 2) << c.name << ": " << o.text;
     EXPECT_NE(o.text.find(c.message), std::string::npos) << c.name << ": " << o.text;
     EXPECT_NE(o.text.find(c.name), std::string::npos) << "the error should name the file: " << o.text;
@@ -77,7 +75,7 @@ TEST(Cli, BadConfigsGiveAClearErrorAndExitCode2) {
 // The reduce kernel from the command line: its cycles on PE 0 and sums checked against the host;
 // the calibration's own settings (docs/machine-spec.md).
 TEST(Cli, ReduceReportsItsCyclesAndChecksTheSums) {
-  fs::path out = fs::temp_directory_path() / "wse_cli_test" / "reduce_out";
+  fs::path out = wse::test::process_scratch() / "reduce_out";
   fs::remove_all(out);
   fs::path cfg = write("reduce.yaml",
                        "machine: wse2\nmesh: {width: 64, height: 1}\nkernel: reduce\nreduce: {algorithm: chain, elements: 100}\n");

@@ -8,6 +8,7 @@
 
 #include "host/dataset.hpp"
 #include "host/config.hpp"
+#include "scratch.hpp"
 #include "test_support.hpp"
 
 namespace wse {
@@ -293,7 +294,7 @@ TEST(FcTraining, ACheckpointRestoresTrainingBitExactly) {
 
   Cluster first(cluster_config(cfg), 1);
   first.train_step(b1.x.data(), b1.y.data());
-  const auto path = std::filesystem::temp_directory_path() / "wse_resume_test.safetensors";
+  const auto path = wse::test::scratch_file("resume.safetensors");
   write_safetensors(path, first.memoryx().checkpoint());
   RunConfig resumed_cfg = cfg;
   resumed_cfg.train.resume_from = path;

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "memoryx/memoryx.hpp"
+#include "scratch.hpp"
 
 namespace wse {
 namespace {
@@ -91,7 +92,7 @@ TEST(MemoryXInit, AResumeFromTheFileReadsEachTensorIntoTheStoreAndMatchesOneFrom
   MemoryX first(config({}), kLayers);
   first.apply_gradient(0, std::vector<float>(301 * 40, 0.5f));
   first.finish_step();
-  const auto path = std::filesystem::temp_directory_path() / "wse_memoryx_init_resume.safetensors";
+  const auto path = wse::test::scratch_file("memoryx_init_resume.safetensors");
   write_safetensors(path, first.checkpoint());  // sparse: NaN sentinels in fc1..fc3 weights and states
   Checkpoint in_memory = read_safetensors(path);
   const Checkpoint expected = MemoryX(config({}), kLayers, &in_memory).checkpoint();

@@ -8,6 +8,7 @@
 
 #include "wire/gradient_stream.hpp"
 #include "memoryx/memoryx.hpp"
+#include "scratch.hpp"
 #include "swarmx/swarmx.hpp"
 #include "test_support.hpp"
 
@@ -167,7 +168,7 @@ TEST(Safetensors, WrittenFilesFollowTheFormatAndReadBack) {
   c.tensors.push_back({"fc1.weight", {2, 3}, {1, 2, 3, 4, 5, 6}});
   c.tensors.push_back({"fc1.bias", {3}, {-1, -2, -3}});
   c.metadata["step"] = "12";
-  const auto path = std::filesystem::temp_directory_path() / "wse_test.safetensors";
+  const auto path = wse::test::scratch_file("checkpoint.safetensors");
   write_safetensors(path, c);
   // The format by hand: 8-byte LE header length, JSON header, raw LE data.
   std::ifstream in(path, std::ios::binary);

@@ -10,6 +10,7 @@
 
 #include "host/checkpoint_command.hpp"
 #include "memoryx/memoryx.hpp"
+#include "scratch.hpp"
 #include "test_support.hpp"
 
 namespace wse {
@@ -33,9 +34,7 @@ void train(MemoryX& mx) {
 
 // Round trip through a file, the way a resumed run reads it.
 Checkpoint saved(const MemoryX& mx) {
-  // One file per test: ctest runs them as parallel processes.
-  const auto path = std::filesystem::temp_directory_path() /
-                    (std::string("wse_sparsity_ckpt_") + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".safetensors");
+  const auto path = wse::test::scratch_file("saved.safetensors");  // the process's own (scratch.hpp)
   write_safetensors(path, mx.checkpoint());
   return read_safetensors(path);
 }
@@ -69,8 +68,7 @@ TEST(SparseCheckpoint, PrunedWeightsAndTheirOptimizerStatesHoldNaN) {
 TEST(SparseCheckpoint, WritingStraightFromTheStoreGivesTheSameFileAsACopy) {
   MemoryX mx(config(0.5), {{"fc1", 300, 250}, {"fc2", 250, 4}});  // fc1: 75000 weights, over one write chunk
   train(mx);
-  const auto dir = std::filesystem::temp_directory_path();
-  const auto direct = dir / "wse_sparsity_ckpt_direct.safetensors", copied = dir / "wse_sparsity_ckpt_copied.safetensors";
+  const auto direct = wse::test::scratch_file("direct.safetensors"), copied = wse::test::scratch_file("copied.safetensors");
   mx.write_checkpoint(direct);
   write_safetensors(copied, mx.checkpoint());
   auto bytes = [](const std::filesystem::path& p) {

@@ -6,15 +6,14 @@
 #include <fstream>
 
 #include "host/config.hpp"
+#include "scratch.hpp"
 #include "test_support.hpp"
 
 namespace wse {
 namespace {
 
 RunConfig load(const std::string& extra) {
-  // One file per test: ctest runs them as parallel processes.
-  const auto path = std::filesystem::temp_directory_path() /
-                    (std::string("wse_sparsity_config_") + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".yaml");
+  const auto path = wse::test::scratch_file("sparsity.yaml");  // the process's own (scratch.hpp)
   const bool own_model = extra.find("model:") != std::string::npos;
   std::ofstream(path) << "kernel: fc_train\nmesh: {width: 4, height: 2}\n" << (own_model ? "" : "model: {layers: [784, 16, 10]}\n") << extra;
   return load_run_config(path);
@@ -63,14 +62,14 @@ TEST(SparsityConfig, AScalarIsTheLevel) {
 TEST(SparsityConfig, ALevelOutsideZeroToOneIsAnError) {
   for (const char* bad : {"1.0", "-0.1", "1.5", "abc"})
     test::expect_error<ConfigError>([&] { load(std::string("sparsity:\n  sparsity: ") + bad + "\n"); },
-                                    {"wse_sparsity_config_", "'sparsity.sparsity'", "[0, 1)"});
+                                    {"sparsity.yaml", "'sparsity.sparsity'", "[0, 1)"});
   test::expect_error<ConfigError>([] { load("sparsity:\n  param_name_patterns:\n    fc1: {sparsity: 1}\n"); },
                                   {"'sparsity.param_name_patterns.fc1.sparsity'", "[0, 1)"});
 }
 
 TEST(SparsityConfig, AnUnknownInitMethodIsAnError) {
   test::expect_error<ConfigError>([] { load("sparsity:\n  sparsity: 0.5\n  init_method: magnitude\n"); },
-                                  {"wse_sparsity_config_", "'sparsity.init_method'", "unknown init_method 'magnitude'"});
+                                  {"sparsity.yaml", "'sparsity.init_method'", "unknown init_method 'magnitude'"});
 }
 
 TEST(SparsityConfig, ARegexThatDoesNotCompileIsAnError) {

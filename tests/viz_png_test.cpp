@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/errors.hpp"
+#include "scratch.hpp"
 #include "tools/viz/colour_scale.hpp"
 #include "tools/viz/font.hpp"
 #include "tools/viz/heatmap.hpp"
@@ -41,7 +42,7 @@ Decoded read_png(const fs::path& p) {
 }
 
 fs::path scratch(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("wse_viz_test_" + name + "_" + std::to_string(::getpid()));
+  fs::path p = wse::test::process_scratch() / name;
   fs::remove_all(p);
   fs::create_directories(p);
   return p;
