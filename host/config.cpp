@@ -3,9 +3,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/yaml_fields.hpp"
+#include "io/input_file.hpp"
 
 #include <cmath>
 #include <set>
+#include <vector>
 
 namespace wse {
 
@@ -27,10 +29,21 @@ using yaml::check_keys;
 using yaml::count;
 using yaml::number;
 
+// A config or preset is a few KiB (a sparsity block's list of patterns, a few more); the bound
+// keeps a wrong path (a disk image, /dev/zero) a clear error rather than an endless read.
+constexpr uint64_t kMaxYamlBytes = uint64_t(16) << 20;
+
 YAML::Node load_yaml(const std::filesystem::path& path, const std::string& what) {
-  if (!std::filesystem::exists(path)) throw ConfigError(what + " " + path.string() + ": file not found");
+  // Read whole and bounded (io/input_file.hpp): a directory or a device is named as such, where
+  // YAML::LoadFile() let the stream's own error out as an internal one.
+  std::vector<uint8_t> bytes;
   try {
-    return YAML::LoadFile(path.string());
+    bytes = read_input_file(path, what, kMaxYamlBytes);
+  } catch (const UsageError& e) {
+    throw ConfigError(e.what());
+  }
+  try {
+    return YAML::Load(std::string(bytes.begin(), bytes.end()));
   } catch (const YAML::Exception& e) {
     throw ConfigError(what + " " + path.string() + ": not valid YAML: " + e.what());
   }

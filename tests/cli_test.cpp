@@ -103,6 +103,17 @@ TEST(Cli, MissingConfigFileAndBadFlags) {
   EXPECT_NE(o.text.find("/nonexistent/gemv.yaml: file not found"), std::string::npos) << o.text;
   EXPECT_EQ(wse("run --threads 0 x.yaml").code, 2);
   EXPECT_EQ(wse("").code, 2);
+  // A folder or a device where a config belongs is named as such, by every command that reads
+  // one (it was "internal error", exit 1, from the stream reading a directory).
+  const std::string folder = wse::test::scratch_dir("a_folder").string();
+  for (const std::string cmd : {"run ", "trace ", "baseline "}) {
+    o = wse(cmd + folder);
+    EXPECT_EQ(o.code, 2) << cmd << o.text;
+    EXPECT_NE(o.text.find("config " + folder + ": not a regular file (a directory)"), std::string::npos) << cmd << o.text;
+  }
+  o = wse("run /dev/zero");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("config /dev/zero: not a regular file (a device, pipe or socket)"), std::string::npos) << o.text;
   Output help = wse("run --help");
   EXPECT_EQ(help.code, 0);
   EXPECT_NE(help.text.find("--threads"), std::string::npos);
