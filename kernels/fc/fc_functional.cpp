@@ -1,5 +1,6 @@
 #include "kernels/fc/fc_functional.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <stdexcept>
@@ -8,6 +9,88 @@
 #include "pe/dsd_op.hpp"
 
 namespace wse {
+
+namespace {
+
+// The sums below run over one index in order for every element (a weight row, a batch row, an
+// output), as the PEs take them. Each keeps a block of kChunk elements' running sums in
+// registers over that whole index, where a loop over the elements inside the summed index
+// loaded and stored every sum once per term: the same operations on each element in the same
+// order (the same bits), the sums no longer going through memory (the functional step was
+// bound by those loads and stores).
+constexpr uint32_t kChunk = 32;  // 8 SSE registers of sums: enough independent adds to hide an add's latency
+
+// sums[i] = sums[i] + a[t] * rows[t][i] for t in [0, terms), in order, for i in [0, n); a term
+// whose keep byte is 0 is skipped (kAll: every term is kept). a[t] is a[t * a_stride];
+// rows[t] is rows + t * row_stride, and keep[t] keep + t * row_stride.
+template <bool kAll>
+void sum_rows(float* sums, uint32_t n, const float* a, size_t a_stride, const float* rows, const uint8_t* keep,
+              size_t row_stride, uint32_t terms) {
+  uint32_t i = 0;
+  for (; i + kChunk <= n; i += kChunk) {
+    float acc[kChunk];
+    for (uint32_t j = 0; j < kChunk; ++j) acc[j] = sums[i + j];
+    for (uint32_t t = 0; t < terms; ++t) {
+      const float av = a[t * a_stride];
+      const float* r = rows + t * row_stride + i;
+      if constexpr (kAll) {
+        for (uint32_t j = 0; j < kChunk; ++j) acc[j] = acc[j] + av * r[j];
+      } else {
+        const uint8_t* k = keep + t * row_stride + i;
+        for (uint32_t j = 0; j < kChunk; ++j) acc[j] = k[j] ? acc[j] + av * r[j] : acc[j];
+      }
+    }
+    for (uint32_t j = 0; j < kChunk; ++j) sums[i + j] = acc[j];
+  }
+  for (; i < n; ++i) {
+    float acc = sums[i];
+    for (uint32_t t = 0; t < terms; ++t)
+      if (kAll || keep[t * row_stride + i]) acc = acc + a[t * a_stride] * rows[t * row_stride + i];
+    sums[i] = acc;
+  }
+}
+
+// dW's weight row g, the rows' partials chained north to south: for each PE row r in order, its
+// partial p[i] = 0 + xg[b] * dz[b][i] over its batch rows b in order, then s[i] = p[i] (r = 0)
+// or p[i] + s[i]. dz[b] is dz + b * n; PE row r holds batch rows begin[r] .. begin[r] + size[r].
+void dw_row(float* s, uint32_t n, const float* xg, const float* dz, const uint32_t* begin, const uint32_t* size, uint32_t pe_rows) {
+  constexpr uint32_t kBlock = 16;  // two sets of sums (the chain's and the row's) in 8 registers
+  uint32_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    float chain[kBlock] = {};  // (set by PE row 0: there is always one)
+    for (uint32_t r = 0; r < pe_rows; ++r) {
+      float part[kBlock];
+      for (uint32_t j = 0; j < kBlock; ++j) part[j] = 0.0f;
+      for (uint32_t b = begin[r], e = begin[r] + size[r]; b < e; ++b) {
+        const float xv = xg[b];
+        const float* d = dz + size_t(b) * n + i;
+        for (uint32_t j = 0; j < kBlock; ++j) part[j] = part[j] + xv * d[j];
+      }
+      if (r == 0)
+        for (uint32_t j = 0; j < kBlock; ++j) chain[j] = part[j];
+      else
+        for (uint32_t j = 0; j < kBlock; ++j) chain[j] = part[j] + chain[j];
+    }
+    for (uint32_t j = 0; j < kBlock; ++j) s[i + j] = chain[j];
+  }
+  for (; i < n; ++i) {
+    float chain = 0.0f;
+    for (uint32_t r = 0; r < pe_rows; ++r) {
+      float part = 0.0f;
+      for (uint32_t b = begin[r], e = begin[r] + size[r]; b < e; ++b) part = part + xg[b] * dz[size_t(b) * n + i];
+      chain = r == 0 ? part : part + chain;
+    }
+    s[i] = chain;
+  }
+}
+
+void sum_rows(bool all, float* sums, uint32_t n, const float* a, size_t a_stride, const float* rows, const uint8_t* keep,
+              size_t row_stride, uint32_t terms) {
+  if (all) sum_rows<true>(sums, n, a, a_stride, rows, keep, row_stride, terms);
+  else sum_rows<false>(sums, n, a, a_stride, rows, keep, row_stride, terms);
+}
+
+}  // namespace
 
 FcFunctional::FcFunctional(const FcLayout& layout) : layout_(layout) {
   const size_t layers = layout.layer_count();
@@ -90,19 +173,11 @@ void FcFunctional::forward(size_t l, const std::vector<DecodedStream>& streams, 
   for (size_t c = 0; c < streams.size(); ++c) {
     std::vector<float>& part = c == 0 ? z : p_;
     part.assign(size_t(batch) * n_out, 0.0f);
-    for (uint32_t g = streams[c].slice_begin; g < streams[c].slice_end; ++g) {
-      const float* wr = &w_[size_t(g) * n_out];
-      const uint8_t* kr = all_kept_ ? nullptr : kept_.data() + size_t(g) * n_out;
-      const float* xg = &x[size_t(g) * batch];
-      for (uint32_t b = 0; b < batch; ++b) {
-        const float xv = xg[b];
-        float* pr = &part[size_t(b) * n_out];
-        if (all_kept_)
-          for (uint32_t n = 0; n < n_out; ++n) pr[n] = pr[n] + xv * wr[n];
-        else
-          for (uint32_t n = 0; n < n_out; ++n) pr[n] = kr[n] ? pr[n] + xv * wr[n] : pr[n];
-      }
-    }
+    const uint32_t g0 = streams[c].slice_begin, terms = streams[c].slice_end - g0;
+    // Batch row b: part[b][n] over the slice's weight rows g in order, x[g][b] * w[g][n].
+    for (uint32_t b = 0; b < batch; ++b)
+      sum_rows(all_kept_, &part[size_t(b) * n_out], n_out, &x[size_t(g0) * batch + b], batch, &w_[size_t(g0) * n_out],
+               all_kept_ ? nullptr : &kept_[size_t(g0) * n_out], n_out, terms);
     if (c > 0)
       for (size_t i = 0; i < z.size(); ++i) z[i] = p_[i] + z[i];
   }
@@ -156,19 +231,9 @@ void FcFunctional::backward(size_t l, const std::vector<DecodedStream>& streams,
         if (!all_kept_) kt[size_t(n) * k_in + k] = kept_[size_t(k) * n_out + n];
       }
     dx_.assign(size_t(batch) * k_in, 0.0f);
-    for (uint32_t b = 0; b < batch; ++b) {
-      float* a = &dx_[size_t(b) * k_in];
-      for (uint32_t n = 0; n < n_out; ++n) {
-        const float d = dzt[size_t(b) * n_out + n];
-        const float* wr = &wt_[size_t(n) * k_in];
-        if (all_kept_)
-          for (uint32_t k = 0; k < k_in; ++k) a[k] = a[k] + d * wr[k];
-        else {
-          const uint8_t* kr = &kt[size_t(n) * k_in];
-          for (uint32_t k = 0; k < k_in; ++k) a[k] = kr[k] ? a[k] + d * wr[k] : a[k];
-        }
-      }
-    }
+    // Batch row b: dX[b][k] over the outputs n in order, dZ[b][n] * w[k][n].
+    for (uint32_t b = 0; b < batch; ++b)
+      sum_rows(all_kept_, &dx_[size_t(b) * k_in], k_in, &dzt[size_t(b) * n_out], 1, wt_.data(), kt.data(), k_in, n_out);
     // The layer below's dZ: dX where its ReLU was active (this layer's input > 0), rounded.
     std::vector<float>& prev = dz_[l - 1];
     prev.assign(size_t(k_in) * batch, 0.0f);
@@ -179,33 +244,28 @@ void FcFunctional::backward(size_t l, const std::vector<DecodedStream>& streams,
 
   // dW: each PE row over its batch rows in order, the rows' partials chained north to south
   // (s_r = P_r + s_{r-1}), one weight row at a time so the sums stay in cache.
+  // (Every PE row holds at least one batch row: FcLayout checks it.)
+  const uint32_t pe_rows = layout_.p();
+  std::vector<uint32_t> begin(pe_rows), size(pe_rows);
+  for (uint32_t r = 0; r < pe_rows; ++r) begin[r] = layout_.rows().begin(r), size[r] = layout_.rows().size(r);
   s_.resize(size_t(rows) * n_out);
-  p_.resize(n_out);
-  for (uint32_t g = 0; g < rows; ++g) {
-    float* sg = &s_[size_t(g) * n_out];
-    float* pr = p_.data();
-    for (uint32_t r = 0; r < layout_.p(); ++r) {
-      const uint32_t b0 = layout_.rows().begin(r), br = layout_.rows().size(r);
-      for (uint32_t bb = 0; bb < br; ++bb) {
-        const float xv = x[size_t(g) * batch + b0 + bb];
-        const float* d = &dzt[size_t(b0 + bb) * n_out];
-        if (bb == 0)
-          for (uint32_t n = 0; n < n_out; ++n) pr[n] = 0.0f + xv * d[n];
-        else
-          for (uint32_t n = 0; n < n_out; ++n) pr[n] = pr[n] + xv * d[n];
-      }
-      if (r == 0)
-        for (uint32_t n = 0; n < n_out; ++n) sg[n] = pr[n];
-      else
-        for (uint32_t n = 0; n < n_out; ++n) sg[n] = pr[n] + sg[n];
-    }
+  for (uint32_t g = 0; g < rows; ++g)
+    dw_row(&s_[size_t(g) * n_out], n_out, &x[size_t(g) * batch], dzt.data(), begin.data(), size.data(), pe_rows);
+  // Out in stream order, column after column, as the south egress delivers them (sized first:
+  // a push per weight was a tenth of the step).
+  size_t count = 0;
+  for (const DecodedStream& d : streams) {
+    const uint32_t base = d.slice_begin * n_out, end = d.slice_end * n_out;
+    if (all_kept_) count += end - base;
+    else
+      for (uint32_t i = base; i < end; ++i) count += kept_[i];
   }
-  // Out in stream order, column after column, as the south egress delivers them.
-  dw.clear(), positions.clear();
+  dw.resize(count), positions.resize(count);
+  size_t o = 0;
   for (const DecodedStream& d : streams) {
     const uint32_t base = d.slice_begin * n_out, end = d.slice_end * n_out;
     for (uint32_t i = base; i < end; ++i)
-      if (all_kept_ || kept_[i]) positions.push_back(i), dw.push_back(s_[i]);
+      if (all_kept_ || kept_[i]) positions[o] = i, dw[o] = s_[i], ++o;
   }
 }
 
