@@ -48,23 +48,41 @@ std::vector<SharedBuffer> encode_weight_streams(const LayerView& layer, uint64_t
   for (uint32_t c = 0; c < slices.size(); ++c) {
     payload.clear();
     bool too_far = false;
-    uint32_t weights = 0;
-    for_each_weight(layer, slices[c], [&](uint32_t pos, uint32_t k, uint32_t n, float v) {
+    // Row by row, a loop per encoding (what for_each_weight() gives, in the same order): a call,
+    // a switch and a push per weight were a sixth of a functional training step.
+    const StreamSlice sl = slices[c];
+    const uint32_t out_n = layer.out;
+    const uint64_t all = uint64_t(sl.end - sl.begin) * out_n;
+    if (encoding == StreamEncoding::Dense) payload.resize(all);
+    else if (encoding == StreamEncoding::DenseHalf) payload.assign((all + 1) / 2, 0u);
+    uint64_t pos = 0;
+    for (uint32_t k = sl.begin; k < sl.end; ++k) {
+      const bool bias = k >= layer.in;
+      const float* row = bias ? layer.bias : layer.weight + size_t(k) * out_n;
+      const uint8_t* mask = bias ? layer.bias_mask : layer.weight_mask ? layer.weight_mask + size_t(k) * out_n : nullptr;
       switch (encoding) {
-        case StreamEncoding::Dense: payload.push_back(std::bit_cast<uint32_t>(v)), ++weights; break;
+        case StreamEncoding::Dense:
+          for (uint32_t n = 0; n < out_n; ++n) payload[pos + n] = std::bit_cast<uint32_t>(row[n]);
+          break;
         case StreamEncoding::DenseHalf:
-          if (pos % 2 == 0) payload.push_back(half_bits(v));
-          else payload.back() |= half_bits(v) << 16;
-          ++weights;
+          for (uint32_t n = 0; n < out_n; ++n) {
+            const uint64_t p = pos + n;
+            payload[p / 2] |= half_bits(row[n]) << (p % 2 ? 16 : 0);
+          }
           break;
         case StreamEncoding::Sparse:
-          if (!layer.kept(k, n)) break;
-          too_far |= pos > 0xffff;
-          payload.push_back(half_bits(v) | (pos << 16));
-          ++weights;
+          for (uint32_t n = 0; n < out_n; ++n) {
+            const uint32_t h = half_bits(row[n]);
+            if (mask ? !mask[n] : !(h & 0x7fffu)) continue;  // LayerView::kept()
+            const uint64_t p = pos + n;
+            too_far |= p > 0xffff;
+            payload.push_back(h | uint32_t(p << 16));
+          }
           break;
       }
-    });
+      pos += out_n;
+    }
+    const uint32_t weights = encoding == StreamEncoding::Sparse ? uint32_t(payload.size()) : uint32_t(all);
     if (too_far)
       throw UsageError("layer " + layer.name + ": a sparse weight stream slice holds more than 65536 positions, beyond a 16-bit index; use more PE columns");
     flatbuffers::FlatBufferBuilder fbb(1024 + payload.size() * 4);
