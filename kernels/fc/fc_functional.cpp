@@ -18,13 +18,18 @@ namespace {
 // loaded and stored every sum once per term: the same operations on each element in the same
 // order (the same bits), the sums no longer going through memory (the functional step was
 // bound by those loads and stores).
+//
+// The two loops are also built for AVX2 (target_clones: the host's CPU picks one at load time),
+// twice the lanes of the x86-64 baseline's SSE2 (the functional step 1.07-1.43x faster on this
+// host). AVX2 does not bring FMA: each lane still rounds the product, then the sum, so both
+// builds give the bits the PEs do.
 constexpr uint32_t kChunk = 32;  // 8 SSE registers of sums: enough independent adds to hide an add's latency
 
 // sums[i] = sums[i] + a[t] * rows[t][i] for t in [0, terms), in order, for i in [0, n); a term
 // whose keep byte is 0 is skipped (kAll: every term is kept). a[t] is a[t * a_stride];
 // rows[t] is rows + t * row_stride, and keep[t] keep + t * row_stride.
 template <bool kAll>
-void sum_rows(float* sums, uint32_t n, const float* a, size_t a_stride, const float* rows, const uint8_t* keep,
+[[gnu::always_inline]] inline void sum_rows(float* sums, uint32_t n, const float* a, size_t a_stride, const float* rows, const uint8_t* keep,
               size_t row_stride, uint32_t terms) {
   uint32_t i = 0;
   for (; i + kChunk <= n; i += kChunk) {
@@ -53,7 +58,7 @@ void sum_rows(float* sums, uint32_t n, const float* a, size_t a_stride, const fl
 // dW's weight row g, the rows' partials chained north to south: for each PE row r in order, its
 // partial p[i] = 0 + xg[b] * dz[b][i] over its batch rows b in order, then s[i] = p[i] (r = 0)
 // or p[i] + s[i]. dz[b] is dz + b * n; PE row r holds batch rows begin[r] .. begin[r] + size[r].
-void dw_row(float* s, uint32_t n, const float* xg, const float* dz, const uint32_t* begin, const uint32_t* size, uint32_t pe_rows) {
+[[gnu::target_clones("avx2", "default")]] void dw_row(float* s, uint32_t n, const float* xg, const float* dz, const uint32_t* begin, const uint32_t* size, uint32_t pe_rows) {
   constexpr uint32_t kBlock = 16;  // two sets of sums (the chain's and the row's) in 8 registers
   uint32_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
@@ -84,7 +89,7 @@ void dw_row(float* s, uint32_t n, const float* xg, const float* dz, const uint32
   }
 }
 
-void sum_rows(bool all, float* sums, uint32_t n, const float* a, size_t a_stride, const float* rows, const uint8_t* keep,
+[[gnu::target_clones("avx2", "default")]] void sum_rows(bool all, float* sums, uint32_t n, const float* a, size_t a_stride, const float* rows, const uint8_t* keep,
               size_t row_stride, uint32_t terms) {
   if (all) sum_rows<true>(sums, n, a, a_stride, rows, keep, row_stride, terms);
   else sum_rows<false>(sums, n, a, a_stride, rows, keep, row_stride, terms);
