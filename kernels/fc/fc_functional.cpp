@@ -23,6 +23,18 @@ namespace {
 // twice the lanes of the x86-64 baseline's SSE2 (the functional step 1.07-1.43x faster on this
 // host). AVX2 does not bring FMA: each lane still rounds the product, then the sum, so both
 // builds give the bits the PEs do.
+// Under ThreadSanitizer one build only: the clones' resolver is an ifunc, which the loader runs
+// before the sanitizer's runtime is up, and its instrumented code crashed there.
+#if defined(__SANITIZE_THREAD__)
+#define WSE_AVX2_CLONES
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define WSE_AVX2_CLONES
+#endif
+#endif
+#ifndef WSE_AVX2_CLONES
+#define WSE_AVX2_CLONES [[gnu::target_clones("avx2", "default")]]
+#endif
 constexpr uint32_t kChunk = 32;  // 8 SSE registers of sums: enough independent adds to hide an add's latency
 
 // sums[i] = sums[i] + a[t] * rows[t][i] for t in [0, terms), in order, for i in [0, n); a term
@@ -58,7 +70,7 @@ template <bool kAll>
 // dW's weight row g, the rows' partials chained north to south: for each PE row r in order, its
 // partial p[i] = 0 + xg[b] * dz[b][i] over its batch rows b in order, then s[i] = p[i] (r = 0)
 // or p[i] + s[i]. dz[b] is dz + b * n; PE row r holds batch rows begin[r] .. begin[r] + size[r].
-[[gnu::target_clones("avx2", "default")]] void dw_row(float* s, uint32_t n, const float* xg, const float* dz, const uint32_t* begin, const uint32_t* size, uint32_t pe_rows) {
+WSE_AVX2_CLONES void dw_row(float* s, uint32_t n, const float* xg, const float* dz, const uint32_t* begin, const uint32_t* size, uint32_t pe_rows) {
   constexpr uint32_t kBlock = 16;  // two sets of sums (the chain's and the row's) in 8 registers
   uint32_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
@@ -89,7 +101,7 @@ template <bool kAll>
   }
 }
 
-[[gnu::target_clones("avx2", "default")]] void sum_rows(bool all, float* sums, uint32_t n, const float* a, size_t a_stride, const float* rows, const uint8_t* keep,
+WSE_AVX2_CLONES void sum_rows(bool all, float* sums, uint32_t n, const float* a, size_t a_stride, const float* rows, const uint8_t* keep,
               size_t row_stride, uint32_t terms) {
   if (all) sum_rows<true>(sums, n, a, a_stride, rows, keep, row_stride, terms);
   else sum_rows<false>(sums, n, a, a_stride, rows, keep, row_stride, terms);
