@@ -57,9 +57,8 @@ std::vector<SharedBuffer> encode_weight_streams(const LayerView& layer, uint64_t
     else if (encoding == StreamEncoding::DenseHalf) payload.assign((all + 1) / 2, 0u);
     uint64_t pos = 0;
     for (uint32_t k = sl.begin; k < sl.end; ++k) {
-      const bool bias = k >= layer.in;
-      const float* row = bias ? layer.bias : layer.weight + size_t(k) * out_n;
-      const uint8_t* mask = bias ? layer.bias_mask : layer.weight_mask ? layer.weight_mask + size_t(k) * out_n : nullptr;
+      const float* row = layer.row(k);
+      const uint8_t* mask = layer.mask_row(k);
       switch (encoding) {
         case StreamEncoding::Dense:
           for (uint32_t n = 0; n < out_n; ++n) payload[pos + n] = std::bit_cast<uint32_t>(row[n]);
@@ -73,7 +72,7 @@ std::vector<SharedBuffer> encode_weight_streams(const LayerView& layer, uint64_t
         case StreamEncoding::Sparse:
           for (uint32_t n = 0; n < out_n; ++n) {
             const uint32_t h = half_bits(row[n]);
-            if (mask ? !mask[n] : !(h & 0x7fffu)) continue;  // LayerView::kept()
+            if (!LayerView::kept(mask, n, uint16_t(h))) continue;
             const uint64_t p = pos + n;
             too_far |= p > 0xffff;
             payload.push_back(h | uint32_t(p << 16));

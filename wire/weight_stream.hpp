@@ -31,12 +31,18 @@ struct LayerView {
   // Sparse streams carry the kept positions (1 = kept); without a mask, the nonzero ones.
   const uint8_t* weight_mask = nullptr;
   const uint8_t* bias_mask = nullptr;
-  float at(uint32_t k, uint32_t n) const { return k < in ? weight[size_t(k) * out + n] : bias[n]; }
-  bool kept(uint32_t k, uint32_t n) const {
-    const uint8_t* m = k < in ? weight_mask : bias_mask;
-    if (m) return m[k < in ? size_t(k) * out + n : n] != 0;
-    return (float_to_half_bits(at(k, n)) & 0x7fffu) != 0;  // not a zero in fp16
+  // Row k of the (in + 1) x out matrix (k == in: the bias), and its mask row (null: no mask).
+  const float* row(uint32_t k) const { return k < in ? weight + size_t(k) * out : bias; }
+  const uint8_t* mask_row(uint32_t k) const {
+    if (k >= in) return bias_mask;
+    return weight_mask ? weight_mask + size_t(k) * out : nullptr;
   }
+  float at(uint32_t k, uint32_t n) const { return row(k)[n]; }
+  // Whether a sparse stream carries weight (k, n); `half` is its fp16 bits.
+  static bool kept(const uint8_t* mask_row, uint32_t n, uint16_t half) {
+    return mask_row ? mask_row[n] != 0 : (half & 0x7fffu) != 0;  // without a mask: not a zero in fp16
+  }
+  bool kept(uint32_t k, uint32_t n) const { return kept(mask_row(k), n, float_to_half_bits(at(k, n))); }
 };
 
 struct StreamSlice {
