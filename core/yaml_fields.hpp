@@ -42,10 +42,14 @@ inline uint64_t positive(const YAML::Node& n, const std::string& where, const st
 inline void check_keys(const YAML::Node& map, const std::string& where, const std::string& prefix,
                 const std::set<std::string>& allowed) {
   if (!map.IsMap()) throw ConfigError(where + ": field '" + prefix + "': expected a mapping, got " + describe(map));
+  std::set<std::string> seen;
   for (const auto& kv : map) {
     if (!kv.first.IsScalar())
       throw ConfigError(where + ": " + (prefix.empty() ? std::string("at the top level") : "field '" + prefix + "'") + ": a key is " + describe(kv.first) + ", expected a field name");
     std::string key = kv.first.Scalar();
+    // yaml-cpp keeps both and finds the first: `{rows: 100, rows: 200}` ran 100 rows, silently.
+    if (!seen.insert(key).second)
+      throw ConfigError(where + ": field '" + (prefix.empty() ? "" : prefix + ".") + key + "' is given twice; give it once");
     if (!allowed.count(key)) {
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;

@@ -7,6 +7,7 @@
 
 #include "cluster/cluster.hpp"
 #include "host/batch_order.hpp"
+#include "host/memory_budget.hpp"
 #include "core/errors.hpp"
 #include "io/output_dir.hpp"
 #include "io/output_file.hpp"
@@ -130,6 +131,10 @@ int run_baseline(const RunConfig& cfg, const std::filesystem::path& out_dir, boo
   if (!kernel_kind(cfg.kernel, "config " + cfg.source.string()).training)
     throw UsageError("wse baseline trains a model: config " + cfg.source.string() + " has kernel '" + cfg.kernel + "', not a training kernel");
   const TrainConfig& tc = cfg.train;
+  if (!tc.resume_from.empty())
+    throw ConfigError("config " + cfg.source.string() + ": field 'training.resume_from': wse baseline trains from the config's " +
+                      "initial weights, not from a checkpoint (it would not be the run it claims to match); remove the field for the baseline");
+  check_baseline_memory(cfg);  // before anything big is built
   OutputDir out(out_dir, {"--out", overwrite, false, command});
   Dataset train = load_idx_dataset(tc.data_dir, "train", tc.train_samples);
   Dataset test = tc.eval_samples ? load_idx_dataset(tc.data_dir, "t10k", tc.eval_samples) : Dataset{};

@@ -25,6 +25,7 @@ uint64_t finalize_checkpoint(Checkpoint& ckpt) {
 }
 
 int finalize_checkpoint_command(const std::filesystem::path& input, const std::filesystem::path& output) {
+  check_replaceable(output, "--output");  // before the work
   Checkpoint ckpt = read_safetensors(input);
   std::printf("wse: finalizing %s (%zu tensors)\n", input.string().c_str(), ckpt.tensors.size());
   uint64_t total = 0;

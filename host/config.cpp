@@ -6,6 +6,7 @@
 #include "io/input_file.hpp"
 
 #include <cmath>
+#include <limits>
 #include <set>
 #include <vector>
 
@@ -43,7 +44,11 @@ YAML::Node load_yaml(const std::filesystem::path& path, const std::string& what)
     throw ConfigError(e.what());
   }
   try {
-    return YAML::Load(std::string(bytes.begin(), bytes.end()));
+    // One document: a second (after `---`) was silently ignored.
+    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(bytes.begin(), bytes.end()));
+    if (docs.size() > 1)
+      throw ConfigError(what + " " + path.string() + ": holds " + std::to_string(docs.size()) + " YAML documents (separated by ---); expected one");
+    return docs.empty() ? YAML::Node() : docs.front();
   } catch (const YAML::Exception& e) {
     throw ConfigError(what + " " + path.string() + ": not valid YAML: " + e.what());
   }
@@ -55,8 +60,14 @@ ParamInit load_param_init(const YAML::Node& n, const std::string& where, const s
   ParamInit p;
   if (!n["kind"]) throw ConfigError(where + ": field '" + field + ".kind' is required");
   p.kind = scalar<std::string>(n["kind"], where, field + ".kind", "an init kind");
+  // Finite and within fp32's range: the weights are fp32 (an inf mean or a fill of 1e39 made
+  // every loss NaN).
   auto num = [&](const char* key, double dflt) {
-    return n[key] ? scalar<double>(n[key], where, field + "." + key, "a number") : dflt;
+    if (!n[key]) return dflt;
+    const double v = scalar<double>(n[key], where, field + "." + key, "a number");
+    if (!(std::fabs(v) <= double(std::numeric_limits<float>::max())))
+      throw ConfigError(where + ": field '" + field + "." + key + "': expected a finite number within fp32's range, got " + describe(n[key]));
+    return v;
   };
   if (p.kind == "fill") p.a = num("value", 0);
   else if (p.kind == "normal") p.a = num("mean", 0), p.b = num("std", 1);
@@ -222,9 +233,18 @@ void load_train_fields(TrainConfig& t, MachineSpec& machine, const YAML::Node& r
       throw ConfigError(where + ": field 'optimizer.kind': unknown optimizer '" + oc.kind + "' (known: sgd, adam)");
     if (o["lr"]) oc.lr = number(o["lr"], where, "optimizer.lr", 0, 100);
     if (o["momentum"]) oc.momentum = number(o["momentum"], where, "optimizer.momentum", 0, 1);
-    if (o["beta1"]) oc.beta1 = number(o["beta1"], where, "optimizer.beta1", 0, 1);
-    if (o["beta2"]) oc.beta2 = number(o["beta2"], where, "optimizer.beta2", 0, 1);
-    if (o["eps"]) oc.eps = number(o["eps"], where, "optimizer.eps", 0, 1);
+    // Adam divides by 1 - beta^t and by sqrt(v) + eps: beta 1 or eps 0 trains on NaN.
+    auto below_one = [&](const char* key) {
+      const float v = number(o[key], where, std::string("optimizer.") + key, 0, 1);
+      if (!(v < 1)) throw ConfigError(where + ": field 'optimizer." + key + "': expected a number in [0, 1), got " + describe(o[key]));
+      return v;
+    };
+    if (o["beta1"]) oc.beta1 = below_one("beta1");
+    if (o["beta2"]) oc.beta2 = below_one("beta2");
+    if (o["eps"]) {
+      oc.eps = number(o["eps"], where, "optimizer.eps", 0, 1);
+      if (!(oc.eps > 0)) throw ConfigError(where + ": field 'optimizer.eps': expected a number in (0, 1], got " + describe(o["eps"]));
+    }
     if (o["weight_decay"]) oc.weight_decay = number(o["weight_decay"], where, "optimizer.weight_decay", 0, 1);
   }
   bool encoding_given = false;
@@ -320,7 +340,7 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
                       "is modelled with (got " + std::to_string(s.pe_output_queue_depth) + " + " + std::to_string(s.dsd_pipeline_cycles) + ")");
   if (n["clock_hz"]) {
     s.clock_hz = scalar<double>(n["clock_hz"], where, "clock_hz", "a frequency in Hz");
-    if (!(s.clock_hz > 0)) throw ConfigError(where + ": field 'clock_hz': expected a positive frequency");
+    if (!(s.clock_hz > 0) || !std::isfinite(s.clock_hz)) throw ConfigError(where + ": field 'clock_hz': expected a positive, finite frequency");
   }
   if (n["io_bytes_per_cycle"]) {
     s.io_bytes_per_cycle = scalar<double>(n["io_bytes_per_cycle"], where, "io_bytes_per_cycle", "a number >= 0");

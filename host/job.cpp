@@ -1,5 +1,7 @@
 #include "host/job.hpp"
 
+#include <algorithm>
+
 #include "host/report.hpp"
 
 namespace wse {
@@ -8,6 +10,17 @@ JobResult run_job(const RunConfig& cfg, unsigned threads, ProgressFn progress) {
   ThreadChoice given;
   given.threads = threads;
   return run_job(cfg, given, std::move(progress));
+}
+
+uint32_t place_job(const RunConfig& cfg) {
+  const KernelKind& kind = kernel_kind(cfg.kernel, "config " + cfg.source.string());
+  if (kind.training || !cfg.kernel_config) throw std::logic_error("place_job: kernel " + cfg.kernel + " is not a single-run kernel");
+  Wafer wafer(cfg.machine, cfg.mesh);
+  std::unique_ptr<PlacedKernel> kernel = kind.place(wafer, *cfg.kernel_config);
+  wafer.finalize(1);
+  uint32_t peak = 0;
+  for (const Pe& pe : wafer.pes()) peak = std::max(peak, pe.sram.bytes_in_use());
+  return peak;
 }
 
 JobResult run_job(const RunConfig& cfg, ThreadChoice& choice, ProgressFn progress, const std::function<void(unsigned)>& started) {

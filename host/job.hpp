@@ -17,6 +17,10 @@ struct JobResult {
 };
 
 JobResult run_job(const RunConfig& cfg, unsigned threads, ProgressFn progress = {});
+// What `run --validate_only` checks of a single-run kernel: its wafer built, the kernel placed on
+// it (SRAM, colours, queues) and the mesh finalized, as run_job does before it runs; runs nothing.
+// Returns the highest SRAM bytes in use on any PE once placed.
+uint32_t place_job(const RunConfig& cfg);
 
 // The same with the engine's choice of workers (host/thread_choice.hpp): once the kernel is
 // placed, `choice` is fitted to the tiles it uses (fit_to_kernel) and `started(workers)` is

@@ -43,8 +43,13 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
   modes.adaptive_workers = choice.automatic;
   if (wse::kernel_kind(cfg.kernel, config).training) return wse::run_training(cfg, threads, out_dir, modes);
   if (!modes.resume.empty()) throw wse::UsageError("--resume: config " + config + " runs kernel " + cfg.kernel + ", which does not train");
-  if (modes.validate_only || modes.compile_only) {
-    std::printf("wse: config %s is valid (kernel %s)\n", config.c_str(), cfg.kernel.c_str());
+  if (modes.compile_only)
+    throw wse::UsageError("--compile_only: config " + config + " runs kernel " + cfg.kernel +
+                          ", which has no mesh program or weight streams to write (a training kernel's); --validate_only checks it");
+  if (modes.validate_only) {
+    const uint32_t peak = wse::place_job(cfg);  // placement's errors (SRAM, colours, queues) are the run's
+    std::printf("wse: config %s is valid (kernel %s): it places on the %ux%u mesh; peak SRAM per PE %u of %u bytes\n", config.c_str(),
+                cfg.kernel.c_str(), cfg.mesh.width, cfg.mesh.height, peak, cfg.machine.sram_bytes_per_pe);
     return 0;
   }
   wse::OutputDir out(out_dir, {"--out", modes.overwrite, false, modes.command});  // writable, and this run's own
@@ -148,9 +153,12 @@ int main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand(
       "run", "Run the kernel of a config (examples/gemv.yaml, examples/reduce.yaml, examples/fc_mnist.yaml) and write DIR/report.json");
   wse::TrainModes train_modes;
-  run->add_flag("--validate_only", train_modes.validate_only, "Check the config and that every layer maps onto the mesh, list the parameters the sparsity block would sparsify; run nothing");
+  CLI::Option* validate_flag = run->add_flag(
+      "--validate_only", train_modes.validate_only,
+      "Check the config and that the kernel places onto the mesh (training: every layer maps; the parameters the sparsity block would sparsify are listed); run nothing, write nothing");
   run->add_flag("--compile_only", train_modes.compile_only,
-                "Write DIR/mesh_program.json (placement, colours, routes, SRAM plan per PE) and DIR/streams/*.wsws; train nothing");
+                "Training configs: write DIR/mesh_program.json (placement, colours, routes, SRAM plan per PE) and DIR/streams/*.wsws; train nothing")
+      ->excludes(validate_flag);
   run->add_option("config", config, "Run config (YAML)")->required();
   run->add_option("--threads", threads, threads_help)->check(CLI::Range(1u, 4096u));
   run->add_option("--out", out_dir,
@@ -166,6 +174,13 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"DEBUG", "INFO", "WARNING"}, CLI::ignore_case));
   wse::TraceOptions trace_opt;
   TraceArgs trace_args;
+  // A cycle offset: unsigned, where CLI11 reads "-5" into a uint64 as 2^64 - 5.
+  const CLI::Validator cycle_count(
+      [](std::string& s) {
+        return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos ? std::string()
+                                                                                  : "expected a cycle count (0, 1, 2, ...), got '" + s + "'";
+      },
+      "CYCLES");
   CLI::App* trace = app.add_subcommand(
       "trace", "Run a config recording one layer: DIR/activity.wsad, DIR/trace.pftrace (Perfetto; trace.json with --format json), "
                "DIR/report.json");
@@ -180,8 +195,10 @@ int main(int argc, char** argv) {
   trace->add_option("--threads", threads, threads_help)->check(CLI::Range(1u, 4096u));
   trace->add_option("--pes,--rect", trace_args.pes,
                     "PEs with tracks (task and DSD-op slices, counters) in the trace: x0,y0,x1,y1 inclusive (default: the whole mesh)");
-  trace->add_option("--from", trace_opt.from, "Only what overlaps cycles [from, to) of the layer goes into the trace (default 0)");
-  trace->add_option("--to", trace_opt.to, "End of that window, in cycles from the layer's start (default: the end of the layer)");
+  trace->add_option("--from", trace_opt.from, "Only what overlaps cycles [from, to) of the layer goes into the trace (default 0)")
+      ->check(cycle_count);
+  trace->add_option("--to", trace_opt.to, "End of that window, in cycles from the layer's start (default: the end of the layer)")
+      ->check(cycle_count);
   trace->add_option("--detail", trace_args.detail,
                     "all (default), tasks (slices only: tasks and DSD ops) or counters (counter tracks only; PEs log no slices)");
   trace->add_option("--colours", trace_args.colours, "Colours with their own counter tracks, e.g. 3,5 (default: every routed colour)");
@@ -191,7 +208,8 @@ int main(int argc, char** argv) {
   trace->add_option("--format", trace_opt.format,
                     "pftrace (default: native Perfetto, DIR/trace.pftrace) or json (Chrome trace-event JSON with the same events, DIR/trace.json, about 3x larger)")
       ->check(CLI::IsMember({"pftrace", "json"}));
-  trace->add_option("--top", trace_opt.top_n, "Rows in the hottest links and colours tables (default 10)");
+  trace->add_option("--top", trace_opt.top_n, "Rows in the hottest links and colours tables (default 10)")
+      ->check(CLI::Range(1u, 100000u));
   std::string inspect_file;
   CLI::App* inspect = app.add_subcommand("inspect", "Show what a WeightStream (.wsws) or GradientStream (.wsgs) file holds, after checking it in structure and meaning");
   inspect->add_option("file", inspect_file, "FlatBuffers message file")->required();
@@ -217,6 +235,7 @@ int main(int argc, char** argv) {
   baseline->add_option("config", config, "Run config (YAML) with a training kernel (examples/fc_mnist.yaml)")->required();
   baseline->add_option("--out", out_dir, "Directory for report.json (default: out); it must be new or empty, see --overwrite");
   baseline->add_flag("--overwrite", baseline_overwrite, overwrite_help);
+  baseline->add_option("--max-memory", max_memory, memory_help);
   CLI::App* finalize = app.add_subcommand(
       "finalize-checkpoint", "Make a sparse run's checkpoint dense: every NaN sentinel becomes 0 (no sparsity pattern is kept)");
   finalize->add_option("--input", ckpt_in, "Checkpoint of a sparse run (.safetensors)")->required();

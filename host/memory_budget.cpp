@@ -76,4 +76,14 @@ void check_run_memory(const RunConfig& cfg) {
   }
 }
 
+void check_baseline_memory(const RunConfig& cfg) {
+  try {
+    check_memory(memoryx_bytes(cfg.train), "config " + cfg.source.string() + ": this baseline",
+                 " (the model's weights and optimizer states). Use a smaller model, or, if you know the memory is there, "
+                 "raise the limit with --max-memory");
+  } catch (const UsageError& err) {
+    throw ConfigError(err.what());
+  }
+}
+
 }  // namespace wse

@@ -27,5 +27,8 @@ MemoryEstimate estimate_run_memory(const RunConfig& cfg);
 // Throws ConfigError naming the config, the estimate and the memory in force (io/memory_limit.hpp)
 // when the run cannot fit.
 void check_run_memory(const RunConfig& cfg);
+// The same for `wse baseline`: its model's weights and optimizer states on the host
+// (memoryx_bytes: the wafer is not built).
+void check_baseline_memory(const RunConfig& cfg);
 
 }  // namespace wse

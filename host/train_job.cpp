@@ -62,13 +62,6 @@ uint64_t metadata_count(const SafetensorsFile& f, const char* key, const std::st
   return std::stoull(v);
 }
 
-// Whether `path` is `dir` or lies under it (both as they would resolve now).
-bool inside(const fs::path& path, const fs::path& dir) {
-  std::error_code ec;
-  const fs::path rel = fs::weakly_canonical(fs::absolute(path), ec).lexically_relative(fs::weakly_canonical(fs::absolute(dir), ec));
-  return !rel.empty() && *rel.begin() != "..";
-}
-
 // Tests only: WSE_TEST_STOP_AFTER_STEP=K stops this process (SIGSTOP) right after step K, so a
 // test can send SIGINT or SIGTERM at a known step without racing the run (tests/interrupt_test.cpp).
 uint64_t test_stop_after_step() {
@@ -223,14 +216,14 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   // Where the output goes, checked before any work (--validate_only writes nothing).
   std::optional<OutputDir> out, own_ckpt;
   if (!modes.validate_only) {
-    if (modes.overwrite && !tc.resume_from.empty() && inside(tc.resume_from, out_dir) && fs::exists(out_dir / OutputDir::kMarker))
+    if (modes.overwrite && !tc.resume_from.empty() && path_inside(tc.resume_from, out_dir) && fs::exists(out_dir / OutputDir::kMarker))
       throw UsageError("--overwrite " + out_dir.string() + " would remove " + tc.resume_from.string() +
                        ", the checkpoint this run starts from; choose another --out");
     out.emplace(out_dir, OutputDirOptions{"--out", modes.overwrite, false, modes.command});
     if (!modes.compile_only && !tc.checkpoint_dir.empty()) {
       // A resumed run continues the run whose checkpoints are there; any other run needs it to itself.
-      const bool same_run = resume.on && inside(modes.resume.parent_path(), tc.checkpoint_dir) &&
-                            inside(tc.checkpoint_dir, modes.resume.parent_path());
+      const bool same_run = resume.on && path_inside(modes.resume.parent_path(), tc.checkpoint_dir) &&
+                            path_inside(tc.checkpoint_dir, modes.resume.parent_path());
       own_ckpt.emplace(tc.checkpoint_dir, OutputDirOptions{"training.checkpoint_dir", modes.overwrite, same_run, modes.command});
     }
   }
@@ -302,11 +295,20 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     throw ConfigError(where + ": data.train_samples (" + std::to_string(train.count) + ") is smaller than one batch (" +
                       std::to_string(tc.batch_size) + ")");
   const uint64_t first = trainer.memoryx().step();
-  uint64_t end = first + std::min<uint64_t>(uint64_t(steps_per_epoch) * tc.epochs, tc.max_steps ? tc.max_steps : UINT64_MAX);
+  const uint64_t planned = std::min<uint64_t>(uint64_t(steps_per_epoch) * tc.epochs, tc.max_steps ? tc.max_steps : UINT64_MAX);
+  uint64_t end = first + planned;
   if (resume.on) {
     if (resume.samples != train.count)
       throw ConfigError(where + ": the run " + modes.resume.string() + " came from trained on " + std::to_string(resume.samples) +
                         " samples, this config loads " + std::to_string(train.count) + " (field 'data.train_samples'; --resume finishes that run, with its config)");
+    // What is left of that run cannot be longer than a whole run of this config: a plan beyond
+    // it is a checkpoint of another config, or a damaged one (it would train, and checkpoint,
+    // practically forever).
+    if (resume.end - first > planned)
+      throw UsageError("checkpoint " + modes.resume.string() + ": field '__metadata__." + kRunEndStep + "': " + std::to_string(resume.end) +
+                       " leaves " + std::to_string(resume.end - first) + " steps after its step " + std::to_string(first) +
+                       ", more than a whole run of " + where + " (" + std::to_string(planned) +
+                       " steps: training.epochs x steps per epoch, at most training.max_steps); --resume finishes the run the checkpoint came from, with its config");
     end = resume.end;
   }
   trainer.memoryx().set_run_metadata({{kRunEndStep, std::to_string(end)},
@@ -436,6 +438,9 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   j["first_step"] = first;
   j["steps"] = steps_done;
   j["end_step"] = end;
+  // Layer updates MemoryX skipped because a summed gradient was not finite (mixed precision's
+  // overflow; docs/fc-mapping.md): 0 in a healthy run.
+  j["skipped_updates"] = trainer.skipped_updates();
   if (resume.on) j["resumed_from"] = modes.resume.string();
   j["encoding"] = tc.memoryx.encoding == StreamEncoding::Sparse ? "sparse" : "dense";
   j["sparsity"] = sparsity_json(trainer.memoryx());

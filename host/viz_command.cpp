@@ -24,7 +24,10 @@ int viz_command(const std::filesystem::path& dump, const OutputDirOptions& out_o
   if (trace.empty() && std::filesystem::exists(dump.parent_path() / "trace.pftrace")) trace = dump.parent_path() / "trace.pftrace";
   std::optional<PeTimelines> timelines;
   if (!trace.empty()) timelines = load_pe_timelines(trace, view.width, view.height, kMaxTimelineBars);
-  OutputDir out(out_dir, out_opt);
+  OutputDirOptions opt_out = out_opt;
+  opt_out.reads = {{dump, "the dump this run reads"}};
+  if (!trace.empty()) opt_out.reads.push_back({trace, "the trace this run reads"});
+  OutputDir out(out_dir, opt_out);
   viz::VizOptions opt;
   opt.metric = metric;
   opt.out = &out;

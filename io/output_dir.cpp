@@ -42,6 +42,12 @@ std::vector<std::string> contents(const fs::path& dir, const std::string& what) 
 
 }  // namespace
 
+bool path_inside(const fs::path& path, const fs::path& dir) {
+  std::error_code ec;
+  const fs::path rel = fs::weakly_canonical(fs::absolute(path), ec).lexically_relative(fs::weakly_canonical(fs::absolute(dir), ec));
+  return !rel.empty() && *rel.begin() != "..";
+}
+
 std::vector<std::string> OutputDir::recorded(const fs::path& dir) {
   std::vector<std::string> out;
   std::ifstream in(dir / kMarker);
@@ -96,6 +102,11 @@ OutputDir::OutputDir(fs::path dir, OutputDirOptions options) : dir_(std::move(di
     throw OutputError(what + " " + dir_.string() + " holds files no wse run recorded (" + list(present) + "; no " +
                       std::string(kMarker) + " in it), and --overwrite deletes only what wse wrote. Empty it yourself, or "
                       "choose a new directory");
+  for (const std::string& name : recorded(dir_))
+    for (const auto& [input, called] : opt_.reads)
+      if (path_inside(input, dir_ / name))
+        throw OutputError(opt_.flag + " " + dir_.string() + " with --overwrite would remove " + input.string() + ", " + called +
+                          "; choose another " + opt_.flag);
 }
 
 OutputDir::~OutputDir() {

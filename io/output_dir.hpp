@@ -7,15 +7,22 @@
 // run that fails before writing anything leaves the earlier output untouched.
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace wse {
+
+// Whether `path` is `dir` or lies under it (both as they would resolve now).
+bool path_inside(const std::filesystem::path& path, const std::filesystem::path& dir);
 
 struct OutputDirOptions {
   std::string flag = "--out";  // how messages name the directory's origin
   bool overwrite = false;      // replace the previous wse run recorded in DIR
   bool continue_run = false;   // a resumed run continues the run recorded in DIR: keep its entries
   std::string command;         // the command line, recorded in DIR/.wse-run
+  // What the run reads, each with what to call it ("the dump this run reads"): --overwrite is
+  // refused when it would remove one of them (an entry the previous run recorded holds it).
+  std::vector<std::pair<std::filesystem::path, std::string>> reads;
 };
 
 class OutputDir {

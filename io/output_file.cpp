@@ -1,6 +1,7 @@
 #include "io/output_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -20,10 +21,18 @@ void throw_output_error(const std::string& what, const std::filesystem::path& pa
   throw OutputError(what + " " + path.string() + ": cannot " + doing + (err ? std::string(": ") + std::strerror(err) : std::string()));
 }
 
+void check_replaceable(const std::filesystem::path& path, const std::string& what) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw OutputError(what + " " + path.string() + ": exists and is not a regular file (" +
+                      (S_ISDIR(st.st_mode) ? "a directory" : "a device, pipe or socket") + "); name a new file or a file to replace");
+}
+
 OutputFile::OutputFile(std::filesystem::path path, std::string what, bool sync)
     : path_(std::move(path)), what_(std::move(what)), sync_(sync) {
   const std::string name = path_.filename().string();
   if (name.empty() || name == "." || name == "..") throw OutputError(what_ + " " + path_.string() + ": not a file name");
+  check_replaceable(path_, what_);
   tmp_ = path_.parent_path() / ("." + name + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(g_serial++));
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd_ < 0) throw_output_error(what_, path_, "create it", errno);

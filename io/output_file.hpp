@@ -21,6 +21,12 @@ struct OutputError : UsageError {
 // Throws OutputError "<what> <path>: cannot <doing>: <strerror(err)>".
 [[noreturn]] void throw_output_error(const std::string& what, const std::filesystem::path& path, const std::string& doing, int err);
 
+// Throws OutputError unless `path` is free or a regular file. The rename an OutputFile ends with
+// replaces whatever is at its path: a device, a pipe or a folder there is the user's, never ours
+// to replace (`--output /dev/null` made /dev/null a regular file). OutputFile checks it when
+// made; a command may check it before its work.
+void check_replaceable(const std::filesystem::path& path, const std::string& what);
+
 class OutputFile {
  public:
   // Creates the temporary beside `path`; `what` names the file in messages ("report",

@@ -217,10 +217,19 @@ void MemoryX::sparsify(const std::string& where) {
     if (change.pruned) masks_[p] = std::move(mask);
     sparsified_.push_back(rec);
   }
-  // Any NaN left is not a sentinel the sparsity rules explain.
+  // Any NaN left is not a sentinel the sparsity rules explain; an infinity is never a weight or a
+  // state a finite run reaches, and Adam's second moment (a mean of squares) is never negative:
+  // each would train on NaN from the first step.
   auto check = [&](const Tensor& t) {
-    for (float v : t.data)
+    const bool second_moment = t.name.ends_with("exp_avg_sq");
+    for (size_t i = 0; i < t.data.size(); ++i) {
+      const float v = t.data[i];
       if (std::isnan(v)) throw UsageError(where + ": tensor '" + t.name + "' holds NaN at a weight that is not sparse");
+      if (std::isinf(v)) throw UsageError(where + ": tensor '" + t.name + "' holds " + (v > 0 ? "+inf" : "-inf") + " at element " + std::to_string(i));
+      if (second_moment && v < 0)
+        throw UsageError(where + ": tensor '" + t.name + "' holds " + std::to_string(v) + " at element " + std::to_string(i) +
+                         ", but Adam's second moment is never negative");
+    }
   };
   for (size_t p = 0; p < params_.size(); ++p) {
     check(params_[p]);

@@ -1,8 +1,11 @@
-// Every case of issue 11's "Why", as a new user would meet it on the command line: each gives
-// exit code 2 and a message naming the path or field, and leaves earlier output untouched.
+// Every case of issue 11's "Why", and those a later audit of bad input found, as a new user would
+// meet them on the command line: each gives exit code 2 and a message naming the path or field,
+// and leaves earlier output untouched.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -189,6 +192,135 @@ TEST(ReliabilityCli, ADatasetThatContradictsItselfIsRefusedBeforeTraining) {
       << o.text;
   EXPECT_EQ(o.text.find("init:"), std::string::npos) << "built the model before checking the data:\n" << o.text;
   EXPECT_FALSE(fs::exists(out));
+}
+
+// An output written to a temporary and renamed replaces what is at its path: a device or a pipe
+// there is the user's (`finalize-checkpoint --output /dev/null` made /dev/null a regular file).
+TEST(ReliabilityCli, AnOutputNeverReplacesAPipeOrADevice) {
+  const fs::path fifo = dir() / "a_pipe";
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const fs::path ck = dir() / "no_such_input.safetensors";  // refused before the input is read
+  for (const std::string output : {fifo.string(), std::string("/dev/null")}) {
+    Output o = wse("finalize-checkpoint --input " + ck.string() + " --output " + output);
+    EXPECT_EQ(o.code, 2) << o.text;
+    EXPECT_NE(o.text.find("--output " + output + ": exists and is not a regular file (a device, pipe or socket)"), std::string::npos) << o.text;
+  }
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+}
+
+// `viz --overwrite` into the folder its dump came from would remove the dump (and the trace
+// beside it) that the previous run there recorded.
+TEST(ReliabilityCli, VizOverwriteNeverRemovesWhatItReads) {
+  const fs::path out = wse::test::fresh_dir(dir() / "viz_own");
+  ASSERT_EQ(wse("trace " + config("gemv_v.yaml", kGemv).string() + " --out " + out.string()).code, 0);
+  const std::string dump = slurp(out / "activity.wsad");
+  Output o = wse("viz " + (out / "activity.wsad").string() + " --overwrite --out " + out.string());
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("with --overwrite would remove"), std::string::npos) << o.text;
+  EXPECT_EQ(slurp(out / "activity.wsad"), dump);
+  EXPECT_TRUE(fs::exists(out / "trace.pftrace"));
+  // Elsewhere it is fine.
+  EXPECT_EQ(wse("viz " + (out / "activity.wsad").string() + " --out " + wse::test::fresh_dir(dir() / "viz_else").string()).code, 0);
+}
+
+// Values the loader used to take that can only train on NaN, and YAML it read silently wrong.
+TEST(ReliabilityCli, ConfigValuesThatCannotWorkAreRefusedByName) {
+  struct Case {
+    std::string name, extra, message;
+  } cases[] = {
+      {"beta1.yaml", "optimizer: {kind: adam, beta1: 1}\n", "field 'optimizer.beta1': expected a number in [0, 1), got '1'"},
+      {"beta2.yaml", "optimizer: {kind: adam, beta2: 1.0}\n", "field 'optimizer.beta2': expected a number in [0, 1)"},
+      {"eps.yaml", "optimizer: {kind: adam, eps: 0}\n", "field 'optimizer.eps': expected a number in (0, 1]"},
+      {"mean.yaml", "model: {layers: [784, 16, 10], init: {weight: {kind: normal, mean: .inf}}}\n",
+       "field 'model.init.weight.mean': expected a finite number within fp32's range"},
+      {"fill.yaml", "model: {layers: [784, 16, 10], init: {bias: {kind: fill, value: 1e39}}}\n",
+       "field 'model.init.bias.value': expected a finite number within fp32's range"},
+      {"scale.yaml", "model: {layers: [784, 16, 10], init: {weight: {kind: normal, scale: .nan}}}\n",
+       "field 'model.init.weight.scale': expected a finite number within fp32's range"},
+      {"twice.yaml", "training: {batch_size: 16, batch_size: 32}\n", "field 'training.batch_size' is given twice"},
+      {"clock.yaml", "machine: {preset: wse2, clock_hz: .inf}\n", "field 'clock_hz': expected a positive, finite frequency"},
+  };
+  for (const Case& c : cases) {
+    // The case's block replaces the base config's block of the same name.
+    std::string yaml = "mesh: {width: 4, height: 2}\nkernel: fc_train\n" + c.extra;
+    if (c.extra.rfind("model:", 0) != 0) yaml += "model: {layers: [784, 16, 10]}\n";
+    if (c.extra.rfind("machine:", 0) != 0) yaml = "machine: wse2\n" + yaml;
+    Output o = wse("run " + config(c.name, yaml).string() + " --validate_only");
+    EXPECT_EQ(o.code, 2) << c.name << "\n" << o.text;
+    EXPECT_NE(o.text.find(c.message), std::string::npos) << c.name << "\n" << o.text;
+  }
+  Output o = wse("run " + config("two_docs.yaml", std::string(kGemv) + "---\nkernel: reduce\n").string() + " --validate_only");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("holds 2 YAML documents"), std::string::npos) << o.text;
+  o = wse("trace " + config("gemv_t.yaml", kGemv).string() + " --from -5 --out " + (dir() / "neg").string());
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("--from: expected a cycle count (0, 1, 2, ...), got '-5'"), std::string::npos) << o.text;
+}
+
+// --validate_only places a GEMV or reduce kernel as a run would (it only parsed the config), and
+// --compile_only, which writes a training run's mesh program, says it has nothing to write.
+TEST(ReliabilityCli, ValidateOnlyPlacesEveryKernel) {
+  Output o = wse("run " + config("sram_v.yaml", "mesh: {width: 1, height: 1}\ngemv: {rows: 300, cols: 300}\n").string() + " --validate_only");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("PE (0,0): SRAM buffer 'A' needs"), std::string::npos) << o.text;
+  o = wse("run " + config("gemv_ok.yaml", kGemv).string() + " --validate_only");
+  EXPECT_EQ(o.code, 0) << o.text;
+  EXPECT_NE(o.text.find("it places on the 6x5 mesh"), std::string::npos) << o.text;
+  o = wse("run " + config("gemv_c.yaml", kGemv).string() + " --compile_only --out " + (dir() / "gemv_c").string());
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("has no mesh program or weight streams to write"), std::string::npos) << o.text;
+  EXPECT_FALSE(fs::exists(dir() / "gemv_c"));
+}
+
+// A checkpoint whose recorded plan runs far past what its config trains (a damaged one) is
+// refused; --resume used to train, and checkpoint, to that step.
+TEST(ReliabilityCli, ResumeRefusesAPlanLongerThanTheConfigs) {
+  const fs::path cfg = config("train_r.yaml", kTrain);
+  const fs::path out = wse::test::fresh_dir(dir() / "resume_src");
+  ASSERT_EQ(wse("run " + cfg.string() + " --out " + out.string()).code, 0);
+  // step_3 of a 6-step run, its metadata's run_end_step made 10^12.
+  const std::string bytes = slurp(out / "checkpoints" / "step_3.safetensors");
+  uint64_t header_len = 0;
+  std::memcpy(&header_len, bytes.data(), 8);
+  nlohmann::json header = nlohmann::json::parse(bytes.substr(8, header_len));
+  ASSERT_EQ(header["__metadata__"]["run_end_step"], "6");
+  header["__metadata__"]["run_end_step"] = "1000000000000";
+  std::string text = header.dump();
+  while (text.size() % 8) text += ' ';
+  const uint64_t new_len = text.size();
+  std::string damaged(reinterpret_cast<const char*>(&new_len), 8);
+  damaged += text + bytes.substr(8 + header_len);
+  const fs::path ck = wse::test::write_file(dir() / "damaged_plan.safetensors", damaged);
+  // (Under a timeout: a regression would train practically forever.)
+  Output o = wse::test::shell("timeout 120 " + std::string(WSE_BINARY) + " run " + cfg.string() + " --resume " + ck.string() + " --out " +
+                              wse::test::fresh_dir(dir() / "resume_dst").string());
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("field '__metadata__.run_end_step': 1000000000000 leaves 999999999997 steps after its step 3, more than a whole run"),
+            std::string::npos) << o.text;
+  EXPECT_EQ(o.text.find("step     4"), std::string::npos) << "trained before noticing:\n" << o.text;
+  // The checkpoint as written resumes.
+  EXPECT_EQ(wse("run " + cfg.string() + " --resume " + (out / "checkpoints" / "step_3.safetensors").string() + " --out " +
+                wse::test::fresh_dir(dir() / "resume_ok").string()).code, 0);
+}
+
+// wse baseline starts from the config's initial weights: a resume_from it would ignore is refused;
+// and it checks its memory before it starts, as a run does.
+TEST(ReliabilityCli, BaselineRefusesAResumeFromItWouldIgnore) {
+  std::string yaml = kTrain;
+  yaml.replace(yaml.find("training: {"), 11, "training: {resume_from: /nonexistent.safetensors, ");
+  Output o = wse("baseline " + config("bl_resume.yaml", yaml).string() + " --out " + wse::test::fresh_dir(dir() / "bl_resume").string());
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("field 'training.resume_from': wse baseline trains from the config's initial weights"), std::string::npos) << o.text;
+  // A model beyond the host's memory is refused up front, as `wse run` refuses it (it trained on
+  // until the host ran out). 2^40 weights in the middle layer.
+  std::string wide = kTrain;
+  wide.replace(wide.find("[784, 16, 10]"), 13, "[784, 1048576, 1048576, 10]");
+  o = wse("baseline " + config("bl_wide.yaml", wide).string() + " --max-memory 8G --out " + wse::test::fresh_dir(dir() / "bl_wide").string());
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("this baseline needs"), std::string::npos) << o.text;
+  EXPECT_FALSE(fs::exists(dir() / "bl_wide"));
 }
 
 }  // namespace

@@ -34,6 +34,7 @@ TEST(TrainCli, TrainsPrintsLossAndAccuracyAndWritesTheReport) {
   nlohmann::json j = nlohmann::json::parse(std::ifstream(out / "report.json"));
   EXPECT_EQ(j["steps"], 6);
   EXPECT_EQ(j["loss_per_step"].size(), 6u);
+  EXPECT_EQ(j["skipped_updates"], 0);  // no gradient overflowed (docs/fc-mapping.md)
   // Two workers, one per row: the fraction of the cycle-level runs each waited at the barrier.
   EXPECT_EQ(j["threads_detail"]["workers_per_wafer"], 2);
   ASSERT_EQ(j["threads_detail"]["waiting"].size(), 2u);
