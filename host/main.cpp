@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
   wse::TrainModes train_modes;
   CLI::Option* validate_flag = run->add_flag(
       "--validate_only", train_modes.validate_only,
-      "Check the config and that the kernel places onto the mesh (training: every layer maps; the parameters the sparsity block would sparsify are listed); run nothing, write nothing");
+      "Check the config and that the kernel places onto the mesh (training: every layer maps and the dataset loads; the parameters the sparsity block would sparsify are listed); run nothing, write nothing");
   run->add_flag("--compile_only", train_modes.compile_only,
                 "Training configs: write DIR/mesh_program.json (placement, colours, routes, SRAM plan per PE) and DIR/streams/*.wsws; train nothing")
       ->excludes(validate_flag);

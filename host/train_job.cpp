@@ -258,10 +258,21 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
                 (unsigned long long)is.tensors, (unsigned long long)is.ops_recorded, (unsigned long long)is.ops_pruned,
                 is.record_seconds + is.materialize_seconds, double(is.store_bytes) / (1 << 20), double(init_rss) / (1 << 20));
   }
+  // The run's data: both files of each set found and consistent, and a batch at least.
+  auto load_train_set = [&] {
+    Dataset set = load_idx_dataset(tc.data_dir, "train", tc.train_samples);
+    if (BatchOrder(set.count, tc.batch_size, tc.shuffle, tc.memoryx.seed).steps_per_epoch() == 0)
+      throw ConfigError(where + ": data.train_samples (" + std::to_string(set.count) + ") is smaller than one batch (" +
+                        std::to_string(tc.batch_size) + ")");
+    return set;
+  };
   if (modes.validate_only) {
+    // What a run would load first (a missing or damaged dataset was found only by the run).
+    load_train_set();
+    if (tc.eval_samples) load_idx_dataset(tc.data_dir, "t10k", tc.eval_samples);
     print_sparsity_plan(trainer.memoryx());
     nlohmann::json plan = trainer.mesh_program();
-    std::printf("  valid: every layer maps; peak SRAM per PE %u of %u bytes\n", plan["sram_plan"]["peak_bytes_max"].get<uint32_t>(),
+    std::printf("  valid: every layer maps and the data loads; peak SRAM per PE %u of %u bytes\n", plan["sram_plan"]["peak_bytes_max"].get<uint32_t>(),
                 cfg.machine.sram_bytes_per_pe);
     return 0;
   }
@@ -287,13 +298,10 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     return 0;
   }
 
-  Dataset train = load_idx_dataset(tc.data_dir, "train", tc.train_samples);
+  Dataset train = load_train_set();
   Dataset test = tc.eval_samples ? load_idx_dataset(tc.data_dir, "t10k", tc.eval_samples) : Dataset{};
   BatchOrder order(train.count, tc.batch_size, tc.shuffle, tc.memoryx.seed);
   const uint32_t steps_per_epoch = order.steps_per_epoch();
-  if (steps_per_epoch == 0)
-    throw ConfigError(where + ": data.train_samples (" + std::to_string(train.count) + ") is smaller than one batch (" +
-                      std::to_string(tc.batch_size) + ")");
   const uint64_t first = trainer.memoryx().step();
   const uint64_t planned = std::min<uint64_t>(uint64_t(steps_per_epoch) * tc.epochs, tc.max_steps ? tc.max_steps : UINT64_MAX);
   uint64_t end = first + planned;

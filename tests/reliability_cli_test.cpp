@@ -259,7 +259,8 @@ TEST(ReliabilityCli, ConfigValuesThatCannotWorkAreRefusedByName) {
   EXPECT_NE(o.text.find("--from: expected a cycle count (0, 1, 2, ...), got '-5'"), std::string::npos) << o.text;
 }
 
-// --validate_only places a GEMV or reduce kernel as a run would (it only parsed the config), and
+// --validate_only places a GEMV or reduce kernel as a run would (it only parsed the config) and
+// loads a training run's data, and
 // --compile_only, which writes a training run's mesh program, says it has nothing to write.
 TEST(ReliabilityCli, ValidateOnlyPlacesEveryKernel) {
   Output o = wse("run " + config("sram_v.yaml", "mesh: {width: 1, height: 1}\ngemv: {rows: 300, cols: 300}\n").string() + " --validate_only");
@@ -272,6 +273,21 @@ TEST(ReliabilityCli, ValidateOnlyPlacesEveryKernel) {
   EXPECT_EQ(o.code, 2) << o.text;
   EXPECT_NE(o.text.find("has no mesh program or weight streams to write"), std::string::npos) << o.text;
   EXPECT_FALSE(fs::exists(dir() / "gemv_c"));
+  // A training config's data is loaded too: a missing dataset or one smaller than a batch was
+  // found only by the run.
+  std::string no_data = kTrain;
+  no_data.replace(no_data.find("data: {"), 7, "data: {dir: /nonexistent/mnist, ");
+  o = wse("run " + config("no_data.yaml", no_data).string() + " --validate_only");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("/nonexistent/mnist"), std::string::npos) << o.text;
+  std::string small = kTrain;
+  small.replace(small.find("train_samples: 96"), 17, "train_samples: 8");
+  o = wse("run " + config("small_data.yaml", small).string() + " --validate_only");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("data.train_samples (8) is smaller than one batch (16)"), std::string::npos) << o.text;
+  o = wse("run " + config("train_ok.yaml", kTrain).string() + " --validate_only");
+  EXPECT_EQ(o.code, 0) << o.text;
+  EXPECT_NE(o.text.find("valid: every layer maps and the data loads"), std::string::npos) << o.text;
 }
 
 // A checkpoint whose recorded plan runs far past what its config trains (a damaged one) is
