@@ -183,9 +183,10 @@ int main(int argc, char** argv) {
       "CYCLES");
   CLI::App* trace = app.add_subcommand(
       "trace", "Run a config recording one layer: DIR/activity.wsad, DIR/trace.pftrace (Perfetto; trace.json with --format json), "
-               "DIR/report.json");
+               "DIR/report.json, and for a training config DIR/cluster.pftrace (the traced step across the cluster's actors)");
   trace->add_option("config", config, "Run config (YAML)")->required();
-  trace->add_option("--layer", trace_opt.layer, "Layer to record: fc1, fc2, ... for a training config; GEMV: the whole kernel, 'gemv' (default)");
+  trace->add_option("--layer", trace_opt.layer,
+                    "Layer to record: fc1, fc2, ... for a training config (required there); GEMV: the whole kernel, 'gemv' (default); reduce: 'reduce'");
   trace->add_option("--pass", trace_opt.pass, "Pass to record: fwd or bwd (default fwd; bwd for training layers only)");
   trace->add_option("--interval", trace_opt.interval, "Cycles per dump interval (default 1000)")
       ->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));

@@ -23,8 +23,9 @@ model: {{layers: [{IN}, {OUT}, 10]}}
 data: {{train_samples: {batch}, eval_samples: 0}}
 training: {{batch_size: {batch}, max_steps: 1, precision: {precision}}}
 """ + (f"sparsity: {{sparsity: {sparsity}, init_method: topk}}\n" if sparsity > 0 else ""))
-    subprocess.run([wse, "run", cfg, "--threads", "2", "--out", d], check=True, stdout=subprocess.DEVNULL)
-    return json.load(open(os.path.join(d, "report.json")))
+    out = os.path.join(d, "out")  # wse refuses an --out that already holds something (cfg.yaml)
+    subprocess.run([wse, "run", cfg, "--threads", "2", "--out", out], check=True, stdout=subprocess.DEVNULL)
+    return json.load(open(os.path.join(out, "report.json")))
 
 
 def model(batch, precision, sparsity, backward):
