@@ -13,19 +13,20 @@ rate = min(1.0, IO_WAVELETS / Q)
 
 
 def run(batch, precision, sparsity):
-    d = tempfile.mkdtemp(prefix="wse_study_")
-    cfg = os.path.join(d, "cfg.yaml")
-    with open(cfg, "w") as f:
-        f.write(f"""machine: wse2
+    with tempfile.TemporaryDirectory(prefix="wse_study_") as d:
+        cfg = os.path.join(d, "cfg.yaml")
+        with open(cfg, "w") as f:
+            f.write(f"""machine: wse2
 mesh: {{width: {Q}, height: {P}}}
 kernel: fc_train
 model: {{layers: [{IN}, {OUT}, 10]}}
 data: {{train_samples: {batch}, eval_samples: 0}}
 training: {{batch_size: {batch}, max_steps: 1, precision: {precision}}}
 """ + (f"sparsity: {{sparsity: {sparsity}, init_method: topk}}\n" if sparsity > 0 else ""))
-    out = os.path.join(d, "out")  # wse refuses an --out that already holds something (cfg.yaml)
-    subprocess.run([wse, "run", cfg, "--threads", "2", "--out", out], check=True, stdout=subprocess.DEVNULL)
-    return json.load(open(os.path.join(out, "report.json")))
+        out = os.path.join(d, "out")  # wse refuses an --out that already holds something (cfg.yaml)
+        subprocess.run([wse, "run", cfg, "--threads", "2", "--out", out], check=True, stdout=subprocess.DEVNULL)
+        with open(os.path.join(out, "report.json")) as f:
+            return json.load(f)
 
 
 def model(batch, precision, sparsity, backward):
