@@ -253,7 +253,7 @@ TEST(ReliabilityCli, ConfigValuesThatCannotWorkAreRefusedByName) {
   }
   Output o = wse("run " + config("two_docs.yaml", std::string(kGemv) + "---\nkernel: reduce\n").string() + " --validate_only");
   EXPECT_EQ(o.code, 2) << o.text;
-  EXPECT_NE(o.text.find("holds 2 YAML documents"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("holds more than one YAML document"), std::string::npos) << o.text;
   o = wse("trace " + config("gemv_t.yaml", kGemv).string() + " --from -5 --out " + (dir() / "neg").string());
   EXPECT_EQ(o.code, 2) << o.text;
   EXPECT_NE(o.text.find("--from: expected a cycle count (0, 1, 2, ...), got '-5'"), std::string::npos) << o.text;
