@@ -12,11 +12,20 @@ JobResult run_job(const RunConfig& cfg, unsigned threads, ProgressFn progress) {
   return run_job(cfg, given, std::move(progress));
 }
 
-uint32_t place_job(const RunConfig& cfg) {
+namespace {
+
+// The config's single-run kernel placed on `wafer` (run_job and place_job alike).
+std::unique_ptr<PlacedKernel> place(const RunConfig& cfg, Wafer& wafer) {
   const KernelKind& kind = kernel_kind(cfg.kernel, "config " + cfg.source.string());
-  if (kind.training || !cfg.kernel_config) throw std::logic_error("place_job: kernel " + cfg.kernel + " is not a single-run kernel");
+  if (kind.training || !cfg.kernel_config) throw std::logic_error("kernel " + cfg.kernel + " is not a single-run kernel");
+  return kind.place(wafer, *cfg.kernel_config);
+}
+
+}  // namespace
+
+uint32_t place_job(const RunConfig& cfg) {
   Wafer wafer(cfg.machine, cfg.mesh);
-  std::unique_ptr<PlacedKernel> kernel = kind.place(wafer, *cfg.kernel_config);
+  const std::unique_ptr<PlacedKernel> kernel = place(cfg, wafer);
   wafer.finalize(1);
   uint32_t peak = 0;
   for (const Pe& pe : wafer.pes()) peak = std::max(peak, pe.sram.bytes_in_use());
@@ -24,10 +33,8 @@ uint32_t place_job(const RunConfig& cfg) {
 }
 
 JobResult run_job(const RunConfig& cfg, ThreadChoice& choice, ProgressFn progress, const std::function<void(unsigned)>& started) {
-  const KernelKind& kind = kernel_kind(cfg.kernel, "config " + cfg.source.string());
-  if (kind.training || !cfg.kernel_config) throw std::logic_error("run_job: kernel " + cfg.kernel + " is not a single-run kernel");
   Wafer wafer(cfg.machine, cfg.mesh);
-  std::unique_ptr<PlacedKernel> kernel = kind.place(wafer, *cfg.kernel_config);
+  std::unique_ptr<PlacedKernel> kernel = place(cfg, wafer);
   choice = fit_to_kernel(choice, wafer);
   wafer.finalize(choice.threads);
   if (started) started(Partition::workers_for(cfg.mesh, choice.threads));
