@@ -16,8 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto labels = wse::fuzz::write("labels-idx1-ubyte", data + 2 + split, size - 2 - split);
   return wse::fuzz::expect_accept_or_usage_error([&] {
     const wse::IdxInfo info = wse::inspect_idx_files(images, labels);
-    const wse::Dataset d = wse::load_idx_files(images, labels, 0);
+    const wse::Dataset d = wse::load_idx_files(images, labels, 0, "fuzz");
     if (d.count != info.count || d.images.size() != size_t(d.count) * d.features) std::abort();
-    wse::load_idx_files(images, labels, 1);
+    if (info.count >= 1) wse::load_idx_files(images, labels, 1, "fuzz");
   });
 }

@@ -13,6 +13,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto path = wse::fuzz::write("trace.pftrace", data, size);
   return wse::fuzz::expect_accept_or_usage_error([&] {
     wse::read_pftrace(path, {});
-    wse::load_pe_timelines(path, 8, 8, 1000);
+    wse::load_pe_timelines(path, 8, 8, 1000, "wse trace of a fuzzed run");
   });
 }

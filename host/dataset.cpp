@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <memory>
+#include <vector>
 
 #include "core/errors.hpp"
 #include "io/memory_limit.hpp"
@@ -64,12 +65,32 @@ uint64_t content_size(const std::filesystem::path& p, bool& exact) {
   return uint64_t(t[0]) | uint64_t(t[1]) << 8 | uint64_t(t[2]) << 16 | uint64_t(t[3]) << 24;
 }
 
+// What a gzip stream really holds, decompressed to its end: only when its trailer disagreed with
+// the header (a cut-short file's last four bytes are not a trailer, so the size they give is not
+// one to print).
+std::string gzip_content(const std::filesystem::path& p) {
+  Reader r(p);
+  std::vector<uint8_t> buf(1 << 20);
+  uint64_t total = 0;
+  for (;;) {
+    const int n = gzread(r.f.get(), buf.data(), unsigned(buf.size()));
+    if (n > 0) total += uint64_t(n);
+    if (n < int(buf.size())) {
+      int code = Z_OK;
+      const char* msg = gzerror(r.f.get(), &code);
+      if (n < 0 || (code != Z_OK && code != Z_STREAM_END))
+        return "a gzip stream that is damaged or cut short after " + std::to_string(total) + " bytes (zlib: " + msg + ")";
+      return "a gzip stream of " + std::to_string(total) + " bytes";
+    }
+  }
+}
+
 void check_length(const std::filesystem::path& p, uint64_t expected, const std::string& what) {
   bool exact = true;
   const uint64_t have = content_size(p, exact);
   if (exact ? have != expected : have != (expected & 0xffffffffu))
     fail(p, "the header says " + what + ", " + std::to_string(expected) + " bytes in all, but the file holds " +
-                (exact ? std::to_string(have) + " bytes" : "a gzip stream of " + std::to_string(have) + " bytes (mod 2^32)"));
+                (exact ? std::to_string(have) + " bytes" : gzip_content(p)));
 }
 
 }  // namespace
@@ -100,10 +121,18 @@ IdxInfo inspect_idx_dataset(const std::filesystem::path& dir, const std::string&
   return inspect_idx_files(images, find(dir, prefix + "-labels-idx1-ubyte"));
 }
 
-Dataset load_idx_files(const std::filesystem::path& images, const std::filesystem::path& labels, uint32_t limit) {
+void check_sample_count(const IdxInfo& info, uint32_t limit, const std::string& asked_by) {
+  if (limit > info.count)
+    throw UsageError(asked_by + " asks for " + std::to_string(limit) + " samples, but " + info.images.string() + " holds " +
+                     std::to_string(info.count) + " (ask for " + std::to_string(info.count) + " or fewer)");
+}
+
+Dataset load_idx_files(const std::filesystem::path& images, const std::filesystem::path& labels, uint32_t limit,
+                       const std::string& asked_by) {
   const IdxInfo info = inspect_idx_files(images, labels);
+  check_sample_count(info, limit, asked_by);
   Dataset d;
-  d.count = limit ? std::min(limit, info.count) : info.count;
+  d.count = limit ? limit : info.count;
   d.features = info.features();
   const uint64_t pixels = uint64_t(d.count) * d.features;
   check_memory(pixels * (1 + sizeof(float)) + d.count, "dataset " + images.string() + " (" + std::to_string(d.count) + " samples)");
@@ -123,9 +152,9 @@ Dataset load_idx_files(const std::filesystem::path& images, const std::filesyste
   return d;
 }
 
-Dataset load_idx_dataset(const std::filesystem::path& dir, const std::string& prefix, uint32_t limit) {
+Dataset load_idx_dataset(const std::filesystem::path& dir, const std::string& prefix, uint32_t limit, const std::string& asked_by) {
   const auto images = find(dir, prefix + "-images-idx3-ubyte");
-  return load_idx_files(images, find(dir, prefix + "-labels-idx1-ubyte"), limit);
+  return load_idx_files(images, find(dir, prefix + "-labels-idx1-ubyte"), limit, asked_by);
 }
 
 }  // namespace wse

@@ -27,9 +27,15 @@ struct IdxInfo {
 IdxInfo inspect_idx_dataset(const std::filesystem::path& dir, const std::string& prefix);
 IdxInfo inspect_idx_files(const std::filesystem::path& images, const std::filesystem::path& labels);
 
-// Reads at most `limit` samples (0 = all). Throws UsageError naming the file when it is missing
-// or malformed (a label outside 0-9 included).
-Dataset load_idx_dataset(const std::filesystem::path& dir, const std::string& prefix, uint32_t limit);
-Dataset load_idx_files(const std::filesystem::path& images, const std::filesystem::path& labels, uint32_t limit);
+// Throws UsageError when `limit` samples are asked for (0 = all) and the files hold fewer: a
+// config asking for more than there is must not quietly train on less. `asked_by` names who asked
+// ("config X: field 'data.train_samples'").
+void check_sample_count(const IdxInfo& info, uint32_t limit, const std::string& asked_by);
+
+// Reads the first `limit` samples (0 = all); fewer in the files is an error (check_sample_count).
+// Throws UsageError naming the file when it is missing or malformed (a label outside 0-9 included).
+Dataset load_idx_dataset(const std::filesystem::path& dir, const std::string& prefix, uint32_t limit, const std::string& asked_by);
+Dataset load_idx_files(const std::filesystem::path& images, const std::filesystem::path& labels, uint32_t limit,
+                       const std::string& asked_by);
 
 }  // namespace wse

@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "io/live_temporaries.hpp"
+
 namespace wse {
 
 namespace {
@@ -22,6 +24,7 @@ void on_signal(int sig) {
   if (g_received) {
     // The second one: stop now, as if no handler were installed.
     say("\nwse: stopping at once; the last checkpoint written is the one to resume from\n");
+    remove_live_temporaries();  // a checkpoint half written, say
     ::signal(sig, SIG_DFL);
     ::raise(sig);
     return;

@@ -21,6 +21,7 @@
 #include "host/trace_command.hpp"
 #include "host/train_job.hpp"
 #include "host/viz_command.hpp"
+#include "io/live_temporaries.hpp"
 #include "io/memory_limit.hpp"
 #include "io/output_dir.hpp"
 #include "io/output_file.hpp"
@@ -131,6 +132,9 @@ int main(int argc, char** argv) {
   // Past a file-size limit (ulimit -f) a write then fails with EFBIG, which is reported with the
   // file's name like any other write error, instead of the process being killed by SIGXFSZ.
   signal(SIGXFSZ, SIG_IGN);
+  // SIGINT, SIGTERM or SIGHUP outside a training run (which stops at a step's end, host/interrupt)
+  // end the process as before, but take the temporaries of files half written with them.
+  wse::remove_on_fatal_signals();
 
   CLI::App app{"wse: a cycle-level emulator of a Cerebras-style wafer-scale engine"};
   app.require_subcommand(1);
@@ -215,6 +219,7 @@ int main(int argc, char** argv) {
   CLI::App* inspect = app.add_subcommand("inspect", "Show what a WeightStream (.wsws) or GradientStream (.wsgs) file holds, after checking it in structure and meaning");
   inspect->add_option("file", inspect_file, "FlatBuffers message file")->required();
   std::string viz_dump, viz_metric, viz_trace;
+  uint32_t viz_max_frames = 1000;
   bool viz_overwrite = false;
   CLI::App* viz = app.add_subcommand(
       "viz", "Pictures of an activity dump: DIR/<metric>.png, DIR/frames/<metric>_NNNN.png, DIR/index.html (links, colours, "
@@ -224,6 +229,10 @@ int main(int argc, char** argv) {
   viz->add_flag("--overwrite", viz_overwrite, overwrite_help);
   viz->add_option("--max-memory", max_memory, memory_help);
   viz->add_option("--metric", viz_metric, "Only this metric's PNGs (default: every metric)");
+  viz->add_option("--max-frames", viz_max_frames,
+                  "Frames a metric at most (default 1000): a dump with more intervals gets frames of several consecutive intervals "
+                  "each (summed; the maximum for levels such as SRAM bytes)")
+      ->check(CLI::Range(1u, 1000000u));
   viz->add_option("--trace", viz_trace,
                   "Native trace (trace.pftrace from wse trace) whose task timelines the viewer shows for a clicked PE "
                   "(default: trace.pftrace beside the dump, if there is one)");
@@ -265,7 +274,8 @@ int main(int argc, char** argv) {
       return wse::finalize_checkpoint_command(ckpt_in, ckpt_out);
     }
     if (*inspect) return wse::inspect_stream_file(inspect_file);
-    if (*viz) return wse::viz_command(viz_dump, {"--out", viz_overwrite, false, command}, out_dir, viz_metric, viz_trace);
+    if (*viz)
+      return wse::viz_command(viz_dump, {"--out", viz_overwrite, false, command}, out_dir, viz_metric, viz_trace, viz_max_frames);
     if (*trace) {
       trace_opt.config = config, trace_opt.out = out_dir, trace_opt.threads = threads, trace_opt.command = command;
       return trace_command(trace_opt, trace_args);

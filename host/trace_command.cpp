@@ -197,8 +197,7 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt) 
   Cluster trainer(cc, opt.threads);
   LayerTraceObserver observer(cfg, opt, out, layer, opt.pass == "bwd");
   trainer.set_observer(&observer);
-  Dataset data = load_idx_dataset(tc.data_dir, "train", tc.batch_size);
-  if (data.count < tc.batch_size) throw UsageError("dataset in " + tc.data_dir.string() + " holds fewer samples than one batch");
+  Dataset data = load_idx_dataset(tc.data_dir, "train", tc.batch_size, "config " + cfg.source.string() + ": field 'training.batch_size'");
   trainer.train_step(data.images.data(), data.labels.data());
 
   if (!observer.done) throw std::logic_error("trace: the traced kernel did not run");
@@ -243,6 +242,16 @@ TraceResult run_trace(const TraceOptions& asked) {
   const std::string mesh = std::to_string(cfg.mesh.width) + "x" + std::to_string(cfg.mesh.height) + " mesh";
   if (opt.rect && (opt.rect->x0 >= cfg.mesh.width || opt.rect->y0 >= cfg.mesh.height))
     throw UsageError("--pes selects no PE of the " + mesh);
+  // A corner beyond the mesh was cut to it without a word: the user has another mesh in mind.
+  if (opt.rect && (opt.rect->x1 > cfg.mesh.width || opt.rect->y1 > cfg.mesh.height))
+    throw UsageError("--pes " + std::to_string(opt.rect->x0) + "," + std::to_string(opt.rect->y0) + "," + std::to_string(opt.rect->x1 - 1) +
+                     "," + std::to_string(opt.rect->y1 - 1) + " reaches beyond the " + mesh + " (x 0.." +
+                     std::to_string(cfg.mesh.width - 1) + ", y 0.." + std::to_string(cfg.mesh.height - 1) + ")");
+  // So was a colour the machine cannot route: it got no track.
+  for (Colour c : opt.colours)
+    if (c >= cfg.machine.colours)
+      throw UsageError("--colours: colour " + std::to_string(c) + " is not routable on machine '" + cfg.machine.name + "' (colours 0.." +
+                       std::to_string(cfg.machine.colours - 1) + ")");
   for (const FlowRequest& f : opt.flows)
     if (!cfg.mesh.contains(f.from.x, f.from.y))
       throw UsageError("--flow " + std::to_string(f.colour) + "@" + std::to_string(f.from.x) + "," + std::to_string(f.from.y) + ": PE " +

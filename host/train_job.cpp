@@ -230,11 +230,12 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   // The data's headers and lengths too, before MemoryX and the wafers are built.
   if (!modes.validate_only && !modes.compile_only) {
     const IdxInfo info = inspect_idx_dataset(tc.data_dir, "train");
+    check_sample_count(info, tc.train_samples, where + ": field 'data.train_samples'");
     if (info.features() != tc.layers.front())
       throw ConfigError(where + ": field 'model.layers': the first layer takes " + std::to_string(tc.layers.front()) + " inputs, but " +
                         info.images.string() + " holds images of " + std::to_string(info.rows) + " x " + std::to_string(info.cols) +
                         " = " + std::to_string(info.features()) + " pixels");
-    if (tc.eval_samples) inspect_idx_dataset(tc.data_dir, "t10k");
+    if (tc.eval_samples) check_sample_count(inspect_idx_dataset(tc.data_dir, "t10k"), tc.eval_samples, where + ": field 'data.eval_samples'");
   }
 
   ClusterConfig cc = cluster_config(cfg);
@@ -260,7 +261,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   }
   // The run's data: both files of each set found and consistent, and a batch at least.
   auto load_train_set = [&] {
-    Dataset set = load_idx_dataset(tc.data_dir, "train", tc.train_samples);
+    Dataset set = load_idx_dataset(tc.data_dir, "train", tc.train_samples, where + ": field 'data.train_samples'");
     if (BatchOrder(set.count, tc.batch_size, tc.shuffle, tc.memoryx.seed).steps_per_epoch() == 0)
       throw ConfigError(where + ": data.train_samples (" + std::to_string(set.count) + ") is smaller than one batch (" +
                         std::to_string(tc.batch_size) + ")");
@@ -269,7 +270,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   if (modes.validate_only) {
     // What a run would load first (a missing or damaged dataset was found only by the run).
     load_train_set();
-    if (tc.eval_samples) load_idx_dataset(tc.data_dir, "t10k", tc.eval_samples);
+    if (tc.eval_samples) load_idx_dataset(tc.data_dir, "t10k", tc.eval_samples, where + ": field 'data.eval_samples'");
     print_sparsity_plan(trainer.memoryx());
     nlohmann::json plan = trainer.mesh_program();
     std::printf("  valid: every layer maps and the data loads; peak SRAM per PE %u of %u bytes\n", plan["sram_plan"]["peak_bytes_max"].get<uint32_t>(),
@@ -299,7 +300,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   }
 
   Dataset train = load_train_set();
-  Dataset test = tc.eval_samples ? load_idx_dataset(tc.data_dir, "t10k", tc.eval_samples) : Dataset{};
+  Dataset test = tc.eval_samples ? load_idx_dataset(tc.data_dir, "t10k", tc.eval_samples, where + ": field 'data.eval_samples'") : Dataset{};
   BatchOrder order(train.count, tc.batch_size, tc.shuffle, tc.memoryx.seed);
   const uint32_t steps_per_epoch = order.steps_per_epoch();
   const uint64_t first = trainer.memoryx().step();

@@ -8,6 +8,7 @@
 
 #include "tools/dump_view.hpp"
 #include "tools/pe_timelines.hpp"
+#include "tools/trace_sink.hpp"
 #include "tools/viz/viz.hpp"
 
 namespace wse {
@@ -18,18 +19,23 @@ constexpr uint64_t kMaxTimelineBars = 2'000'000;
 }  // namespace
 
 int viz_command(const std::filesystem::path& dump, const OutputDirOptions& out_opt, const std::filesystem::path& out_dir,
-                const std::string& metric, const std::filesystem::path& trace_arg) {
+                const std::string& metric, const std::filesystem::path& trace_arg, uint32_t max_frames) {
   const DumpView view = load_dump_view(dump);
   std::filesystem::path trace = trace_arg;
   if (trace.empty() && std::filesystem::exists(dump.parent_path() / "trace.pftrace")) trace = dump.parent_path() / "trace.pftrace";
   std::optional<PeTimelines> timelines;
-  if (!trace.empty()) timelines = load_pe_timelines(trace, view.width, view.height, kMaxTimelineBars);
+  if (!trace.empty()) {
+    const TraceInfo run{view.machine, view.layer, view.pass, std::to_string(view.width) + "x" + std::to_string(view.height),
+                        view.interval_cycles, view.start_cycle};
+    timelines = load_pe_timelines(trace, view.width, view.height, kMaxTimelineBars, run.describe());
+  }
   OutputDirOptions opt_out = out_opt;
   opt_out.reads = {{dump, "the dump this run reads"}};
   if (!trace.empty()) opt_out.reads.push_back({trace, "the trace this run reads"});
   OutputDir out(out_dir, opt_out);
   viz::VizOptions opt;
   opt.metric = metric;
+  opt.max_frames = max_frames;
   opt.out = &out;
   if (timelines) opt.timelines = &*timelines;
   viz::VizResult r;
@@ -43,8 +49,11 @@ int viz_command(const std::filesystem::path& dump, const OutputDirOptions& out_o
   std::printf("  metrics           %zu:", r.metrics.size());
   for (const auto& m : r.metrics) std::printf(" %s", m.c_str());
   std::printf("\n  heatmaps          %s/<metric>.png\n", out_dir.c_str());
-  std::printf("  frames            %s/frames/<metric>_NNNN.png (%zu per metric)\n", out_dir.c_str(),
-              view.interval_starts.size());
+  if (r.intervals_per_frame > 1)
+    std::printf("  frames            %s/frames/<metric>_NNNN.png (%zu per metric, %zu intervals each: at most --max-frames)\n",
+                out_dir.c_str(), r.frames, r.intervals_per_frame);
+  else
+    std::printf("  frames            %s/frames/<metric>_NNNN.png (%zu per metric)\n", out_dir.c_str(), r.frames);
   if (timelines)
     std::printf("  timelines         %zu PEs, %llu slices as %llu bars, from %s%s\n", timelines->pes.size(),
                 (unsigned long long)timelines->slices, (unsigned long long)timelines->bars, trace.c_str(),

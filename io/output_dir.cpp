@@ -1,6 +1,7 @@
 #include "io/output_dir.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,6 +39,29 @@ std::vector<std::string> contents(const fs::path& dir, const std::string& what) 
   if (ec) throw_output_error(what, dir, "list it", ec.value());
   std::sort(names.begin(), names.end());
   return names;
+}
+
+// ".NAME.tmp-PID-N", the temporary an OutputFile writes NAME through, of a NAME in `names`, left by
+// a process that is no longer running (killed with SIGKILL, or a power cut): a run writing it now
+// keeps its own.
+bool stale_temporary(const std::string& file, const std::vector<std::string>& names) {
+  const size_t tmp = file.rfind(".tmp-");
+  if (file.size() < 2 || file[0] != '.' || tmp == std::string::npos || tmp < 2) return false;
+  if (std::find(names.begin(), names.end(), file.substr(1, tmp - 1)) == names.end()) return false;
+  const std::string rest = file.substr(tmp + 5);
+  const size_t dash = rest.find('-');
+  if (dash == 0 || dash == std::string::npos || dash > 9 || rest.find_first_not_of("0123456789-") != std::string::npos) return false;
+  const pid_t pid = pid_t(std::stol(rest.substr(0, dash)));
+  return ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+// Removes the stale temporaries of `names` in `dir` (a run killed while writing them left them).
+void remove_stale_temporaries(const fs::path& dir, const std::vector<std::string>& names, const std::string& what) {
+  for (const std::string& f : contents(dir, what))
+    if (stale_temporary(f, names)) {
+      std::error_code ec;
+      fs::remove(dir / f, ec);
+    }
 }
 
 }  // namespace
@@ -121,12 +145,15 @@ void OutputDir::claim() {
   claimed_ = true;
   if (opt_.continue_run) {
     entries_ = recorded(dir_);
+    remove_stale_temporaries(dir_, entries_, opt_.flag);
   } else if (opt_.overwrite) {
-    for (const std::string& name : recorded(dir_)) {
+    const std::vector<std::string> previous = recorded(dir_);
+    for (const std::string& name : previous) {
       std::error_code ec;
       fs::remove_all(dir_ / name, ec);
       if (ec) throw_output_error(opt_.flag, dir_ / name, "remove it (--overwrite)", ec.value());
     }
+    remove_stale_temporaries(dir_, previous, opt_.flag);
     std::vector<std::string> left = contents(dir_, opt_.flag);
     left.erase(std::remove(left.begin(), left.end(), std::string(kMarker)), left.end());
     if (!left.empty())

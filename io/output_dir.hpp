@@ -39,7 +39,9 @@ class OutputDir {
 
   const std::filesystem::path& path() const { return dir_; }
   // The path of a top-level entry (file or folder) of this run, recorded in DIR/.wse-run. The
-  // first call claims the directory: with --overwrite, what the previous run recorded goes.
+  // first call claims the directory: with --overwrite, what the previous run recorded goes, with
+  // the temporaries (".NAME.tmp-PID-N") a killed process left of those entries; a continued run
+  // removes such leftovers of its own entries.
   std::filesystem::path entry(const std::string& name);
   // entry(name), created as a directory.
   std::filesystem::path subdir(const std::string& name);

@@ -1,5 +1,7 @@
 #include "io/output_file.hpp"
 
+#include "io/live_temporaries.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -36,6 +38,7 @@ OutputFile::OutputFile(std::filesystem::path path, std::string what, bool sync)
   tmp_ = path_.parent_path() / ("." + name + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(g_serial++));
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd_ < 0) throw_output_error(what_, path_, "create it", errno);
+  live_slot_ = register_temporary(tmp_.c_str());
 }
 
 OutputFile::~OutputFile() {
@@ -43,6 +46,7 @@ OutputFile::~OutputFile() {
   if (file_) std::fclose(file_);
   else if (fd_ >= 0) ::close(fd_);
   ::unlink(tmp_.c_str());
+  release_temporary(live_slot_);
 }
 
 void OutputFile::write(const void* data, size_t bytes) {
@@ -82,13 +86,14 @@ void OutputFile::commit() {
   const int closed = file_ ? std::fclose(file_) : ::close(fd_);
   file_ = nullptr, fd_ = -1;
   if (closed != 0) fail(errno);
-  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp_.c_str());
-    committed_ = true;  // nothing left to clean up
-    throw_output_error(what_, path_, "rename it into place", err);
-  }
-  committed_ = true;
+  // Released after the rename: a signal in between unlinks a name the rename took away (the
+  // temporary's name is never used again), which does nothing.
+  const int renamed = ::rename(tmp_.c_str(), path_.c_str());
+  const int err = errno;
+  if (renamed != 0) ::unlink(tmp_.c_str());
+  release_temporary(live_slot_);
+  committed_ = true;  // nothing left to clean up
+  if (renamed != 0) throw_output_error(what_, path_, "rename it into place", err);
 }
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes, const std::string& what) {

@@ -2,7 +2,8 @@
 // Writing a file so that no reader ever sees half of it: the bytes go to a temporary file beside
 // the final name (".NAME.tmp-PID-N"), which is flushed, synced and renamed onto NAME only when it
 // is complete. A crash, a full disk or a file-size limit leaves at most that temporary, never a
-// truncated NAME, and never touches an earlier NAME. Every failure is an OutputError naming the
+// truncated NAME, and never touches an earlier NAME; SIGINT, SIGTERM and SIGHUP remove it too
+// (io/live_temporaries.hpp). Every failure is an OutputError naming the
 // file and the operating system's reason.
 #include <cstdio>
 #include <filesystem>
@@ -55,6 +56,7 @@ class OutputFile {
   int fd_ = -1;
   std::FILE* file_ = nullptr;
   bool committed_ = false;
+  int live_slot_ = -1;  // io/live_temporaries: a SIGINT or SIGTERM removes the temporary too
 };
 
 // The whole file at once, atomically.

@@ -318,7 +318,7 @@ TEST(FcTraining, ALayerTooBigForSramSaysWhatWouldFit) {
 
 TEST(FcTraining, AShortFashionMnistRunLowersTheLoss) {
   const char* dir = "/usr/share/datasets/fashion-mnist";
-  Dataset d = load_idx_dataset(dir, "train", 32 * 24);  // scripts/setup.sh installs dataset-fashion-mnist
+  Dataset d = load_idx_dataset(dir, "train", 32 * 24, "test");  // scripts/setup.sh installs dataset-fashion-mnist
   RunConfig cfg = fc_config({784, 32, 10}, 4, 4, 32, false);
   cfg.train.memoryx.optimizer = {"sgd", 0.1f, 0.9f};
   Cluster t(cluster_config(cfg), 2);
@@ -330,7 +330,7 @@ TEST(FcTraining, AShortFashionMnistRunLowersTheLoss) {
 }
 
 TEST(Dataset, AMissingFileIsAClearError) {
-  test::expect_error<UsageError>([] { load_idx_dataset("/nonexistent/fmnist", "train", 10); },
+  test::expect_error<UsageError>([] { load_idx_dataset("/nonexistent/fmnist", "train", 10, "test"); },
                                  {"/nonexistent/fmnist/train-images-idx3-ubyte", "not found"});
 }
 

@@ -171,24 +171,35 @@ std::string gz(const std::string& in) {
 
 void bad_idx(const std::string& images, const std::string& labels, std::initializer_list<std::string> fragments) {
   const fs::path i = test::write_file(dir() / "images-idx3-ubyte", images), l = test::write_file(dir() / "labels-idx1-ubyte", labels);
-  test::expect_error<UsageError>([&] { load_idx_files(i, l, 0); }, fragments);
+  test::expect_error<UsageError>([&] { load_idx_files(i, l, 0, "test"); }, fragments);
 }
 
 TEST(DatasetValidation, HeadersAreCheckedAgainstTheFilesBeforeAnythingIsRead) {
   const fs::path i = test::write_file(dir() / "ok-images", idx(0x803, {3, 4, 4}, 48));
   const fs::path l = test::write_file(dir() / "ok-labels", idx(0x801, {3}, 3));
-  const Dataset d = load_idx_files(i, l, 0);
+  const Dataset d = load_idx_files(i, l, 0, "test");
   EXPECT_EQ(d.count, 3u);
   EXPECT_EQ(d.features, 16u);
   EXPECT_FLOAT_EQ(d.images[5], 3.0f / 255.0f);
   const fs::path gi = test::write_file(dir() / "gz-images", gz(idx(0x803, {3, 4, 4}, 48)));
   const fs::path gl = test::write_file(dir() / "gz-labels", gz(idx(0x801, {3}, 3)));
-  EXPECT_EQ(load_idx_files(gi, gl, 2).count, 2u);
+  EXPECT_EQ(load_idx_files(gi, gl, 2, "test").count, 2u);
+  EXPECT_EQ(load_idx_files(gi, gl, 3, "test").count, 3u);
+  // More than the files hold is refused, naming who asked and the file (it was cut to 3 quietly).
+  test::expect_error<UsageError>([&] { load_idx_files(gi, gl, 4, "config c.yaml: field 'data.train_samples'"); },
+                                 {"config c.yaml: field 'data.train_samples' asks for 4 samples", "gz-images holds 3", "3 or fewer"});
 
   bad_idx(idx(0x803, {3, 4, 4}, 47), idx(0x801, {3}, 3), {"images-idx3-ubyte", "3 images of 4 x 4 pixels, 64 bytes in all", "holds 63 bytes"});
   bad_idx(idx(0x803, {3, 4, 4}, 49), idx(0x801, {3}, 3), {"images-idx3-ubyte", "holds 65 bytes"});
   bad_idx(idx(0x803, {3, 4, 4}, 48), idx(0x801, {3}, 2), {"labels-idx1-ubyte", "3 labels", "holds 10 bytes"});
   bad_idx(gz(idx(0x803, {3, 4, 4}, 40)), idx(0x801, {3}, 3), {"images-idx3-ubyte", "a gzip stream of 56 bytes"});
+  {
+    // Cut short, its last four bytes are not the trailer: the size they gave (a bogus number) is
+    // not printed; what decompresses is.
+    std::string cut = gz(idx(0x803, {3, 4, 4}, 48));
+    cut.resize(cut.size() - 9);
+    bad_idx(cut, idx(0x801, {3}, 3), {"images-idx3-ubyte", "a gzip stream that is damaged or cut short after", "zlib:"});
+  }
   bad_idx(idx(0x802, {3, 4, 4}, 48), idx(0x801, {3}, 3), {"images-idx3-ubyte", "magic 2050", "expected 2051"});
   bad_idx(idx(0x803, {3, 4, 4}, 48), idx(0x801, {4}, 4), {"3 images", "has 4 labels"});
   bad_idx(idx(0x803, {3, 0, 4}, 0), idx(0x801, {3}, 3), {"image size 0 x 4 is out of range"});

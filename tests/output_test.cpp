@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <iterator>
 
 #include "cli_support.hpp"
+#include "io/live_temporaries.hpp"
 #include "io/memory_limit.hpp"
 #include "io/output_dir.hpp"
 #include "io/output_file.hpp"
@@ -53,6 +55,42 @@ TEST(OutputFile, AppearsWholeOnCommitAndNeverHalf) {
   }  // destroyed without commit: as if the process had failed mid-write
   EXPECT_EQ(slurp(p), "new contents");
   EXPECT_EQ(names(d), std::vector<std::string>{"report.json"});  // no temporary left behind
+}
+
+// A signal's default action runs no destructor: the temporaries of files being written stayed
+// behind (a trace interrupted with Ctrl-C left a hidden .trace.pftrace.tmp-PID-N). The handler
+// main() installs removes them and still ends the process by the signal.
+TEST(OutputFile, ASignalThatEndsTheProcessTakesItsTemporariesWithIt) {
+  const fs::path d = test::fresh_dir(dir() / "signal");
+  fs::create_directories(d);
+  test::write_file(d / "trace.pftrace", "earlier");
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      remove_on_fatal_signals();
+      OutputFile a(d / "trace.pftrace", "trace"), b(d / "report.json", "report");
+      a.write("half a trace");
+      OutputFile done(d / "summary.txt", "summary");
+      done.write("whole");
+      done.commit();
+      ::raise(sig);
+      _exit(0);  // not reached: the signal ends the process
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << "signal " << sig << ", status " << status;
+    EXPECT_EQ(names(d), (std::vector<std::string>{"summary.txt", "trace.pftrace"})) << "signal " << sig;
+    EXPECT_EQ(slurp(d / "trace.pftrace"), "earlier");  // the earlier file untouched
+    EXPECT_EQ(slurp(d / "summary.txt"), "whole");      // a committed file is not a temporary
+    fs::remove(d / "summary.txt");
+  }
+  // Slots are given back: many more files than slots, one after another, all register.
+  for (int i = 0; i < 200; ++i) {
+    const int slot = register_temporary("/nonexistent/x");
+    ASSERT_GE(slot, 0) << i;
+    release_temporary(slot);
+  }
 }
 
 TEST(OutputFile, AFailedWriteNamesThePathAndTheReasonAndLeavesTheOldFile) {
@@ -116,6 +154,38 @@ TEST(OutputDir, ANonEmptyDirectoryIsRefusedUnlessOverwriteAndThenOnlyWhatWasReco
   EXPECT_EQ(slurp(d / "report.json"), "second");
   EXPECT_EQ(slurp(d / "notes.txt"), "mine");  // not recorded by any run: left alone
   EXPECT_EQ(OutputDir::recorded(d), std::vector<std::string>{"report.json"});
+}
+
+// A run killed with SIGKILL (no handler runs) leaves ".NAME.tmp-PID-N" beside its entries; the
+// next run that takes the directory over removes those of recorded entries whose process is gone,
+// and nothing else.
+TEST(OutputDir, OverwriteAndAContinuedRunRemoveTheTemporariesOfAKilledRun) {
+  const pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  ASSERT_GT(gone, 0);
+  ASSERT_EQ(waitpid(gone, nullptr, 0), gone);
+  const std::string dead = std::to_string(gone), alive = std::to_string(getpid());
+  for (bool overwrite : {true, false}) {
+    const fs::path d = test::fresh_dir(dir() / (overwrite ? "killed_overwrite" : "killed_continue"));
+    {
+      OutputDir first(d, {});
+      write_file_atomic(first.entry("report.json"), "first", "report");
+      first.entry("trace.pftrace");  // recorded, then killed while writing it
+    }
+    const std::vector<std::string> left = {".trace.pftrace.tmp-" + dead + "-0", ".report.json.tmp-" + dead + "-3"};
+    const std::vector<std::string> kept = {".trace.pftrace.tmp-" + alive + "-0",  // a live process's
+                                           ".notes.txt.tmp-" + dead + "-0",       // not an entry of the run
+                                           ".trace.pftrace.tmp-" + dead + "-x"};  // not the pattern
+    for (const auto& n : left) test::write_file(d / n, "partial");
+    for (const auto& n : kept) test::write_file(d / n, "other");
+    {
+      OutputDir second(d, {"--out", overwrite, !overwrite, ""});
+      write_file_atomic(second.entry("report.json"), "second", "report");
+    }
+    for (const auto& n : left) EXPECT_FALSE(fs::exists(d / n)) << n << (overwrite ? " (--overwrite)" : " (continued)");
+    for (const auto& n : kept) EXPECT_TRUE(fs::exists(d / n)) << n << (overwrite ? " (--overwrite)" : " (continued)");
+    EXPECT_EQ(slurp(d / "report.json"), "second");
+  }
 }
 
 TEST(OutputDir, OverwriteRefusesADirectoryNoRunRecorded) {

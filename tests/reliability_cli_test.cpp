@@ -221,8 +221,25 @@ TEST(ReliabilityCli, VizOverwriteNeverRemovesWhatItReads) {
   EXPECT_NE(o.text.find("with --overwrite would remove"), std::string::npos) << o.text;
   EXPECT_EQ(slurp(out / "activity.wsad"), dump);
   EXPECT_TRUE(fs::exists(out / "trace.pftrace"));
-  // Elsewhere it is fine.
-  EXPECT_EQ(wse("viz " + (out / "activity.wsad").string() + " --out " + wse::test::fresh_dir(dir() / "viz_else").string()).code, 0);
+  // Elsewhere it is fine, with the trace beside the dump.
+  o = wse("viz " + (out / "activity.wsad").string() + " --out " + wse::test::fresh_dir(dir() / "viz_else").string());
+  EXPECT_EQ(o.code, 0) << o.text;
+  EXPECT_NE(o.text.find("timelines"), std::string::npos) << o.text;
+}
+
+// A trace of another, smaller run names only PEs inside the dump's mesh, and was drawn as the
+// dump's own timelines; the run each trace is of is now written in it and checked.
+TEST(ReliabilityCli, VizRefusesATraceOfAnotherRun) {
+  const fs::path big = wse::test::fresh_dir(dir() / "viz_big"), small = wse::test::fresh_dir(dir() / "viz_small");
+  ASSERT_EQ(wse("trace " + config("gemv_big.yaml", kGemv).string() + " --out " + big.string()).code, 0);
+  const char* other = "machine: wse2\nmesh: {width: 4, height: 3}\ngemv: {rows: 20, cols: 16, seed: 3}\n";
+  ASSERT_EQ(wse("trace " + config("gemv_small.yaml", other).string() + " --out " + small.string()).code, 0);
+  Output o = wse("viz " + (big / "activity.wsad").string() + " --trace " + (small / "trace.pftrace").string() + " --out " +
+                 wse::test::fresh_dir(dir() / "viz_mixed").string());
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("says it is the wse trace of gemv fwd on a 4x3 wse2 mesh"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("its trace would be the wse trace of gemv fwd on a 6x5 wse2 mesh"), std::string::npos) << o.text;
+  EXPECT_FALSE(fs::exists(dir() / "viz_mixed" / "index.html"));
 }
 
 // Values the loader used to take that can only train on NaN, and YAML it read silently wrong.
@@ -241,6 +258,9 @@ TEST(ReliabilityCli, ConfigValuesThatCannotWorkAreRefusedByName) {
        "field 'model.init.weight.scale': expected a finite number within fp32's range"},
       {"twice.yaml", "training: {batch_size: 16, batch_size: 32}\n", "field 'training.batch_size' is given twice"},
       {"clock.yaml", "machine: {preset: wse2, clock_hz: .inf}\n", "field 'clock_hz': expected a positive, finite frequency"},
+      // More samples than Fashion-MNIST holds (60,000 and 10,000) were cut to what it holds, without a word.
+      {"train_n.yaml", "data: {train_samples: 60001}\n", "field 'data.train_samples' asks for 60001 samples, but"},
+      {"eval_n.yaml", "data: {train_samples: 64, eval_samples: 10016}\n", "field 'data.eval_samples' asks for 10016 samples, but"},
   };
   for (const Case& c : cases) {
     // The case's block replaces the base config's block of the same name.

@@ -160,10 +160,12 @@ TEST(TraceCli, UnknownLayerPassOrRectIsAUsageError) {
       {"--rect 1,2,3", "--pes '1,2,3'"},
       {"--pes 3,0,1,0", "x0 <= x1"},
       {"--pes 20,20,30,30", "selects no PE of the 9x7 mesh"},
+      {"--pes 2,1,9,3", "--pes 2,1,9,3 reaches beyond the 9x7 mesh (x 0..8, y 0..6)"},  // was cut to the mesh silently
       {"--format xml", "--format"},
       {"--detail some", "expected all, tasks or counters"},
       {"--colours 3,x", "--colours '3,x'"},
       {"--colours 64", "0..63"},
+      {"--colours 3,24", "colour 24 is not routable on machine 'wse2' (colours 0..23)"},  // had no track, silently
       {"--flow 3", "expected COLOUR@X,Y"},
       {"--flow 3@1,99", "outside the 9x7 mesh"},
       {"--flow 9@0,0", "sends nothing on colour 9"},

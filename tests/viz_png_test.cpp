@@ -204,6 +204,44 @@ TEST(VizWrite, WritesAPngPerMetricFramesAndTheViewer) {
   EXPECT_EQ(f3.at(L.pe_px_x(21), L.pe_px_y(5)), (ColourScale{0, double(fhi)}.colour(v)));
 }
 
+// Beyond max_frames, each frame covers consecutive intervals: their sum for a count, their
+// maximum for a level, on one scale over the merged frames (hand-computed from the demo dump).
+TEST(VizWrite, FramesBeyondTheCapMergeConsecutiveIntervals) {
+  const DumpView d = wse::testing::demo_dump(8, 4, 8);
+  const fs::path dir = scratch("capped");
+  VizOptions o;
+  o.max_frames = 3;  // 8 intervals: frames of 3, 3 and 2
+  VizResult r = write_viz(d, dir, o);
+  EXPECT_EQ(r.frames, 3u);
+  EXPECT_EQ(r.intervals_per_frame, 3u);
+  EXPECT_TRUE(fs::exists(dir / "frames" / "fmac_cycles_0002.png"));
+  EXPECT_FALSE(fs::exists(dir / "frames" / "fmac_cycles_0003.png"));
+  for (size_t metric : {size_t(0), size_t(1)}) {  // fmac_cycles (a count), sram_bytes (a level)
+    const MetricGrid& m = d.pe_metrics[metric];
+    const bool level = is_level(m);
+    ASSERT_EQ(level, metric == 1);
+    std::vector<std::vector<uint32_t>> want(3, std::vector<uint32_t>(8 * 4, 0));
+    for (size_t i = 0; i < 8; ++i)
+      for (size_t c = 0; c < 8 * 4; ++c)
+        want[i / 3][c] = level ? std::max(want[i / 3][c], m.frames[i][c]) : want[i / 3][c] + m.frames[i][c];
+    uint32_t hi = 1;
+    for (const auto& f : want) hi = std::max(hi, *std::max_element(f.begin(), f.end()));
+    HeatmapSpec probe;
+    probe.width = 8, probe.height = 4, probe.values = want[1], probe.title = "x", probe.scale = {0, double(hi)};
+    const HeatmapLayout L = render_heatmap(probe).layout;
+    for (size_t j = 0; j < 3; ++j) {
+      char name[64];
+      std::snprintf(name, sizeof name, "%s_%04zu.png", m.name.c_str(), j);
+      const Decoded png = read_png(dir / "frames" / name);
+      for (auto [x, y] : {std::pair{0u, 0u}, {7u, 3u}, {5u, 2u}})
+        EXPECT_EQ(png.at(L.pe_px_x(x), L.pe_px_y(y)), (ColourScale{0, double(hi)}.colour(want[j][y * 8 + x]))) << name << " " << x << "," << y;
+    }
+  }
+  // At the cap or under it, a frame per interval, as before.
+  o.max_frames = 8;
+  EXPECT_EQ(write_viz(d, scratch("uncapped"), o).intervals_per_frame, 1u);
+}
+
 TEST(VizWrite, MetricOptionSelectsOneAndUnknownMetricIsAUsageError) {
   const DumpView d = wse::testing::demo_dump(8, 4, 2);
   const fs::path dir = scratch("metric");

@@ -9,7 +9,8 @@
 
 namespace wse {
 
-PeTimelines load_pe_timelines(const std::filesystem::path& trace, uint32_t width, uint32_t height, uint64_t max_bars) {
+PeTimelines load_pe_timelines(const std::filesystem::path& trace, uint32_t width, uint32_t height, uint64_t max_bars,
+                              const std::string& run) {
   PeTimelines t;
   struct Where {
     bool pe = false;
@@ -18,6 +19,12 @@ PeTimelines load_pe_timelines(const std::filesystem::path& trace, uint32_t width
   std::unordered_map<uint64_t, Where> where;  // track -> PE and thread (only PE slice tracks)
   std::unordered_map<std::string, uint32_t> name_ids;
   read_pftrace(trace, {[&](const PftraceTrack& tr) {
+                         // A trace of the same mesh size but another run (another layer, config or
+                         // step) names only PEs of the mesh: only its description tells.
+                         if (!tr.parent && !tr.description.empty() && tr.description != run)
+                           throw UsageError("trace " + trace.string() + ": track '" + tr.name + "' says it is the " + tr.description +
+                                            ", but the dump is of another run (its trace would be the " + run +
+                                            "); give the trace `wse trace` wrote with the dump");
                          Where w;
                          unsigned x = 0, y = 0, k = 0;
                          char tail = 0;

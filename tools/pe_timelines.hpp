@@ -29,8 +29,11 @@ struct PeTimelines {
 };
 
 // Reads `trace` (checked by read_pftrace) and keeps the bars of PEs inside a width x height mesh,
-// at most `max_bars` of them. Throws UsageError naming the file if it is malformed or names a PE
-// outside the mesh (a trace of another run).
-PeTimelines load_pe_timelines(const std::filesystem::path& trace, uint32_t width, uint32_t height, uint64_t max_bars);
+// at most `max_bars` of them. `run` is TraceInfo::describe() of the dump the trace goes with: a
+// trace whose top-level tracks describe another run is refused (traces written before the
+// description existed carry none and are taken as they are). Throws UsageError naming the file if
+// it is malformed, of another run, or names a PE outside the mesh.
+PeTimelines load_pe_timelines(const std::filesystem::path& trace, uint32_t width, uint32_t height, uint64_t max_bars,
+                              const std::string& run);
 
 }  // namespace wse

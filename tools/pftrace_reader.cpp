@@ -113,7 +113,7 @@ PftraceSummary read_pftrace(const std::filesystem::path& file, const PftraceCall
       const auto& t = p.track_descriptor();
       if (!t.uuid()) fail("a track descriptor without a uuid");
       if (t.parent_uuid() && !tracks.count(t.parent_uuid())) fail("track " + std::to_string(t.uuid()) + " names an undeclared parent");
-      if (!tracks.try_emplace(t.uuid(), PftraceTrack{t.uuid(), t.parent_uuid(), t.name(), t.has_counter(), int(t.counter().unit())}).second)
+      if (!tracks.try_emplace(t.uuid(), PftraceTrack{t.uuid(), t.parent_uuid(), t.name(), t.has_counter(), int(t.counter().unit()), t.description()}).second)
         fail("track " + std::to_string(t.uuid()) + " declared twice");
       ++sum.tracks;
       if (cb.track) cb.track(tracks[t.uuid()]);

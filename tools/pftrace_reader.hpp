@@ -20,6 +20,7 @@ struct PftraceTrack {
   std::string name;
   bool counter = false;
   int unit = 0;  // CounterDescriptor::Unit
+  std::string description;
 };
 
 struct PftraceArg {

@@ -87,7 +87,8 @@ PftraceWriter::Sequence& PftraceWriter::start_sequence(TrackId default_track) {
   return s;
 }
 
-void PftraceWriter::begin(const TraceInfo&) {
+void PftraceWriter::begin(const TraceInfo& info) {
+  run_ = info.describe();
   // The counter sequence first: it holds the trace's primary clock.
   counter_seq_ = start_sequence(0).id;
 }
@@ -102,6 +103,7 @@ TrackId PftraceWriter::declare(TrackId parent, std::string_view name, int rank, 
   t->set_uuid(id);
   if (parent) t->set_parent_uuid(parent);
   t->set_name(std::string(name));
+  if (!parent) t->set_description(run_);  // the UI shows it on the group; wse viz checks it
   t->set_sibling_order_rank(rank);
   if (group) t->set_child_ordering(pp::TrackDescriptor::EXPLICIT);
   if (unit) {

@@ -24,6 +24,12 @@ using TrackId = uint64_t;  // 0 = no parent (a top-level track)
 struct TraceInfo {
   std::string machine, layer, pass, mesh;
   uint64_t interval_cycles = 0, start_cycle = 0;
+  // What run the trace is of, in words: written into a native trace (its top-level tracks'
+  // descriptions) so that `wse viz` can tell the dump's own trace from another run's.
+  std::string describe() const {
+    return "wse trace of " + layer + " " + pass + " on a " + mesh + " " + machine + " mesh, from wafer cycle " +
+           std::to_string(start_cycle) + ", intervals of " + std::to_string(interval_cycles) + " cycles";
+  }
 };
 
 // A slice argument: an unsigned number or a string.

@@ -143,18 +143,36 @@ VizResult write_viz(const DumpView& d, const fs::path& out_dir, const VizOptions
     s.scale = {0, std::max(1.0, double(*std::max_element(total.begin(), total.end())))};
     write_png(render_heatmap(s), top(stem + ".png"), r);
     if (!opt.frames) continue;
-    // Frames share one scale: the largest value of any interval.
+    // Consecutive intervals merged, `per` a frame, so that there are at most max_frames.
+    const size_t per = (n + std::max<uint32_t>(opt.max_frames, 1) - 1) / std::max<uint32_t>(opt.max_frames, 1);
+    const size_t count = (n + per - 1) / per;
+    r.frames = count, r.intervals_per_frame = per;
+    std::vector<std::vector<uint32_t>> merged;
+    if (per > 1) {
+      merged.reserve(count);
+      for (size_t j = 0; j < count; ++j) {
+        MetricGrid part;
+        part.name = m->name, part.unit = m->unit;
+        part.frames.assign(m->frames.begin() + j * per, m->frames.begin() + std::min(n, (j + 1) * per));
+        merged.push_back(run_summary(part, cells));
+      }
+    }
+    auto frame = [&](size_t j) -> const std::vector<uint32_t>& { return per > 1 ? merged[j] : m->frames[j]; };
+    // Frames share one scale: the largest value of any frame.
     uint32_t hi = 1;
-    for (const auto& f : m->frames) hi = std::max(hi, *std::max_element(f.begin(), f.end()));
+    for (size_t j = 0; j < count; ++j) hi = std::max(hi, *std::max_element(frame(j).begin(), frame(j).end()));
     s.scale = {0, double(hi)};
-    for (size_t i = 0; i < n; ++i) {
-      const uint64_t start = d.interval_starts[i];
-      const uint64_t end = i + 1 < n ? d.interval_starts[i + 1] : std::max<uint64_t>(d.cycles, start);
-      s.values = m->frames[i];
-      s.title = m->name + "  interval " + std::to_string(i + 1) + "/" + std::to_string(n);
+    for (size_t j = 0; j < count; ++j) {
+      const size_t first = j * per, last = std::min(n, (j + 1) * per) - 1;
+      const uint64_t start = d.interval_starts[first];
+      const uint64_t end = last + 1 < n ? d.interval_starts[last + 1] : std::max<uint64_t>(d.cycles, start);
+      s.values = frame(j);
+      s.title = m->name + (per > 1 ? "  intervals " + std::to_string(first + 1) + "-" + std::to_string(last + 1) + "/" + std::to_string(n) +
+                                         (is_level(*m) ? " (max)" : " (sum)")
+                                   : "  interval " + std::to_string(j + 1) + "/" + std::to_string(n));
       s.subtitle = subtitle(d) + "  cycles " + std::to_string(start) + "-" + std::to_string(end);
       char num[32];
-      std::snprintf(num, sizeof num, "_%04zu.png", i);
+      std::snprintf(num, sizeof num, "_%04zu.png", j);
       write_png(render_heatmap(s), frames_dir / (stem + num), r, false);  // frames are cheap to redraw: no fsync
     }
   }

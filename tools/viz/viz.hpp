@@ -1,7 +1,8 @@
 #pragma once
 // `wse viz`: pictures of an activity dump. For each metric: DIR/<metric>.png (the whole run: the
 // sum over intervals for counters, the maximum for levels such as SRAM bytes), numbered frames
-// DIR/frames/<metric>_NNNN.png (one per interval, on one scale per metric so frames compare), and
+// DIR/frames/<metric>_NNNN.png (one per interval, or per run of intervals when there are more than
+// max_frames, on one scale per metric so frames compare), and
 // one self-contained DIR/index.html viewer with every metric and interval embedded.
 #include <cstdint>
 #include <filesystem>
@@ -20,6 +21,10 @@ namespace wse::viz {
 struct VizOptions {
   std::string metric;           // only this metric (PNG files); empty = all. The viewer always has all.
   bool frames = true;           // write the per-interval animation frames
+  // At most this many frames a metric: beyond it, each frame covers a run of consecutive intervals
+  // (their sum, or maximum for a level), as many as it takes. A dump of 35,000 intervals wrote
+  // 35,000 PNGs a metric.
+  uint32_t max_frames = 1000;
   bool html = true;             // write index.html
   uint64_t max_html_values = 4'000'000;  // cells x intervals x metrics embedded in the page
   uint32_t max_html_side = 256;          // cells per side of the embedded grid
@@ -31,6 +36,7 @@ struct VizResult {
   std::vector<std::string> metrics;           // the metrics drawn
   std::vector<std::filesystem::path> files;   // every file written
   uint32_t html_block = 1;                    // PEs per cell side in index.html
+  size_t frames = 0, intervals_per_frame = 1;  // frames written a metric, and the intervals each covers
 };
 
 // Per-tile grids to draw: the dump's PE metrics, then one grid per link metric holding, for each
