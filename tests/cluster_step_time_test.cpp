@@ -144,5 +144,62 @@ TEST(ClusterStepTime, RetainingTheLastLayerSavesItsBackwardStream) {
               (unsigned long long)retained.steps.back().cycles, saved, 2 * lp - double(fwd3));
 }
 
+// A stream longer than the edge holds: the head (edge_buffer_bytes, the same share of every
+// column's weights) is at the edge when its pass starts; the rest leaves MemoryX when the pass's
+// start has reached it (a credit up the tree) and comes down a latency later at the link's rate.
+// Per pass, from the wafer's stream phase (stream_bound + compute_bound cycles) with an ideal
+// cluster (P) and with the edge and the ports ideal too (C, the compute alone):
+//
+//   phase = max(P, 2 Lp + max(tail bytes / link rate, (1 - head / bytes) x C))   (tail > 0)
+//
+// the round trip, then the tail's transfer or the busiest column's compute on the weights the
+// head did not hold, whichever is longer. docs/weight-streaming-study.md's t_edge is this form;
+// there it brings every stream-bound pass to 1.00 of what it measures. Made stall-dominated here
+// (a long MemoryX latency, a small edge) so the round trip cannot hide in the compute.
+TEST(ClusterStepTime, AStreamLongerThanTheEdgeWaitsARoundTripForItsTail) {
+  ClusterConfig c = cluster_config(base_config(1));
+  c.machine.memoryx_latency_cycles = 20000;
+  c.machine.edge_buffer_bytes = 16384;
+  ClusterConfig compute_only = ideal(c);
+  compute_only.machine.io_bytes_per_cycle = 1e9;  // the ingress ports at link rate: the PEs' compute alone
+  const Cluster shape(c, 1);
+  const double lp = c.machine.memoryx_latency_cycles + double(shape.swarmx_levels()) * c.machine.swarmx_latency_cycles;
+  const double rate = std::min(c.machine.memoryx_bytes_per_cycle, c.machine.swarmx_link_bytes_per_cycle);
+  auto phases = [](const ClusterConfig& cc) {
+    Cluster cl(cc, 2);
+    const uint32_t in = cc.model.layers.front(), classes = cc.model.layers.back();
+    for (uint32_t s = 0; s < 2; ++s) {
+      const Batch b = make_batch(cc.model.batch_size, in, classes, s + 1);
+      cl.train_step(b.x.data(), b.y.data());
+    }
+    std::map<std::string, double> out;
+    for (size_t l = 0; l + 1 < cc.model.layers.size(); ++l)
+      for (bool bwd : {false, true}) {
+        const PassStats st = bwd ? cl.backward_stats()[l] : cl.forward_stats()[l];
+        out[Cluster::layer_name(l) + (bwd ? " bwd" : " fwd")] = double(st.stream_bound_cycles + st.compute_bound_cycles) / double(st.runs);
+      }
+    return out;
+  };
+  const auto real = phases(c), ideal_p = phases(ideal(c)), compute = phases(compute_only);
+  int stalled = 0;
+  for (size_t l = 0; l + 1 < c.model.layers.size(); ++l)
+    for (bool bwd : {false, true}) {
+      const std::string name = Cluster::layer_name(l) + (bwd ? " bwd" : " fwd");
+      const double bytes = double(shape.stream_bytes(l, bwd ? StreamPass::Backward : StreamPass::Forward));
+      const double edge = double(c.machine.edge_buffer_bytes);
+      double want = ideal_p.at(name);
+      if (bytes > edge) {
+        want = std::max(want, 2 * lp + std::max((bytes - edge) / rate, (1 - edge / bytes) * compute.at(name)));
+        ++stalled;
+        EXPECT_GT(real.at(name), 1.2 * ideal_p.at(name)) << name << ": the round trip shows";
+      }
+      EXPECT_NEAR(real.at(name), want, 0.03 * want) << name << ": " << bytes << " bytes, ideal phase " << ideal_p.at(name)
+                                                    << ", compute " << compute.at(name);
+      std::printf("%s: %.0f bytes, phase %.0f cycles, closed form %.0f (%+.2f%%), ideal cluster %.0f\n", name.c_str(), bytes,
+                  real.at(name), want, 100.0 * (real.at(name) - want) / want, ideal_p.at(name));
+    }
+  EXPECT_GE(stalled, 4) << "fc1 and fc2 streams, both ways, are longer than the edge";
+}
+
 }  // namespace
 }  // namespace wse

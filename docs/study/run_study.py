@@ -10,6 +10,11 @@ wse = sys.argv[1] if len(sys.argv) > 1 else "build/release/wse"
 Q, P, IN, OUT = 128, 8, 784, 256
 IO_WAVELETS = 176.47 / 4  # per cycle, shared by the Q ingress ports
 rate = min(1.0, IO_WAVELETS / Q)
+# The cluster around the wafer (machines/wse2.yaml): the edge holds EDGE bytes of a stream before its
+# pass starts; the rest leaves MemoryX when the pass's start has reached it (a credit up the tree)
+# and arrives a latency later, at MemoryX's rate. One wafer: one SwarmX level.
+EDGE, MX_RATE = 262144, 176.47
+ROUND_TRIP = 2 * (850 + 1 * 850)  # memoryx_latency_cycles + levels x swarmx_latency_cycles, both ways
 
 
 def run(batch, precision, sparsity):
@@ -53,17 +58,30 @@ def model(batch, precision, sparsity, backward):
     return t_stream, t_compute
 
 
+def edge(stream_bytes, t_compute):
+    """The pass when its stream is longer than the edge holds: the head (EDGE bytes, a share
+    EDGE/bytes of every column's wavelets) is at the edge when the pass starts; the tail leaves
+    MemoryX a round trip later and then arrives at MemoryX's rate, while the busiest column still
+    has the rest of its compute to do. 0 when the whole stream fits at the edge."""
+    if stream_bytes <= EDGE:
+        return 0
+    head = EDGE / stream_bytes
+    return ROUND_TRIP + max((stream_bytes - EDGE) / MX_RATE, (1 - head) * t_compute)
+
+
 def row(batch, precision, sparsity, f, backward):
     t_stream, t_compute = model(batch, precision, sparsity, backward)
     m = max(t_stream, t_compute)
+    t_edge = edge(f["memoryx_bytes"], t_compute)
     phase = f["stream_bound_cycles"] + f["compute_bound_cycles"]
     bound = "stream" if f["compute_bound_cycles"] < 0.1 * f["stream_bound_cycles"] else "compute"
     return (f"| {batch} | {math.ceil(batch / P)} | {precision} | {sparsity} | {'bwd' if backward else 'fwd'} | {f['cycles']} | "
-            f"{phase} | {f['tail_cycles']} | {t_stream:.0f} | {t_compute:.0f} | {m:.0f} | {phase / m:.2f} | {bound} |")
+            f"{phase} | {f['tail_cycles']} | {t_stream:.0f} | {t_compute:.0f} | {m:.0f} | {phase / m:.2f} | "
+            f"{t_edge:.0f} | {phase / max(m, t_edge):.2f} | {bound} |")
 
 
-print("| batch | rows/PE | precision | sparsity | pass | fc1 cycles | stream phase | tail | t_stream | t_compute | max(model) | measured/model | bound |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("| batch | rows/PE | precision | sparsity | pass | fc1 cycles | stream phase | tail | t_stream | t_compute | max(model) | measured/model | t_edge | measured/max(model, t_edge) | bound |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 settings = [(b, p, 0) for p in ("fp32", "mixed") for b in (8, 16, 32, 64)] + [(b, "mixed", s) for s in (0.5, 0.9) for b in (8, 32)]
 for batch, precision, sparsity in settings:
     r = run(batch, precision, sparsity)
