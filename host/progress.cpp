@@ -9,10 +9,10 @@ namespace wse {
 Progress::Progress(uint64_t total_steps, uint32_t batch)
     : total_(total_steps), batch_(batch), tty_(isatty(fileno(stderr)) != 0), start_(std::chrono::steady_clock::now()) {}
 
-std::string Progress::eta(uint64_t done) const {
+std::string Progress::eta(uint64_t done, uint64_t total) const {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   if (done == 0) return "?";
-  const uint64_t left = uint64_t(secs / double(done) * double(total_ - std::min(done, total_)) + 0.5);
+  const uint64_t left = uint64_t(secs / double(done) * double(total - std::min(done, total)) + 0.5);
   char buf[32];
   if (left >= 3600) std::snprintf(buf, sizeof buf, "%lluh%02llum", (unsigned long long)(left / 3600), (unsigned long long)(left % 3600 / 60));
   else if (left >= 60) std::snprintf(buf, sizeof buf, "%llum%02llus", (unsigned long long)(left / 60), (unsigned long long)(left % 60));

@@ -1,8 +1,12 @@
 #include "host/viz_command.hpp"
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 
 #include "core/errors.hpp"
+#include "host/progress.hpp"
 #include "io/output_dir.hpp"
 #include <optional>
 
@@ -36,14 +40,27 @@ int viz_command(const std::filesystem::path& dump, const OutputDirOptions& out_o
   viz::VizOptions opt;
   opt.metric = metric;
   opt.max_frames = max_frames;
+  // On a terminal, a line redrawn at most five times a second: pictures drawn, ETA.
+  const bool tty = isatty(fileno(stderr)) != 0;
+  const Progress pace(1, 1);  // its clock and ETA; the count comes with each call
+  auto last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  if (tty)
+    opt.progress = [&](size_t done, size_t total) {
+      const auto now = std::chrono::steady_clock::now();
+      if (done < total && now - last < std::chrono::milliseconds(200)) return;
+      last = now;
+      std::fprintf(stderr, "\r\033[K  drawing %zu of %zu pictures, ETA %s", done, total, pace.eta(done, total).c_str());
+    };
   opt.out = &out;
   if (timelines) opt.timelines = &*timelines;
   viz::VizResult r;
   try {
     r = viz::write_viz(view, out_dir, opt);
   } catch (const UsageError& e) {
+    if (tty) std::fprintf(stderr, "\r\033[K");
     throw UsageError("dump " + dump.string() + ": " + e.what());
   }
+  if (tty) std::fprintf(stderr, "\r\033[K");
   std::printf("wse: viz of %s (mesh %ux%u, %zu intervals of %llu cycles)\n", dump.c_str(), view.width, view.height,
               view.interval_starts.size(), (unsigned long long)view.interval_cycles);
   std::printf("  metrics           %zu:", r.metrics.size());

@@ -61,7 +61,12 @@ void Image::write_png(const std::filesystem::path& path, bool sync) const {
   png_init_io(png, stream);
   png_set_IHDR(png, info, width_, height_, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
                PNG_FILTER_TYPE_DEFAULT);
+  // One filter, Up, for every row: a heatmap is blocks of one colour, rows repeating the row above,
+  // which Up turns into zeros. With libpng's adaptive choice among all five, libpng was 41% of
+  // `wse viz`'s profile and the files larger (357 pictures of a 128x128 mesh: 7.8 -> 5.2 s,
+  // 4.3 -> 4.1 MB of frames).
   png_set_compression_level(png, 6);
+  png_set_filter(png, 0, PNG_FILTER_UP);
   png_write_info(png, info);
   for (uint32_t y = 0; y < height_; ++y)
     png_write_row(png, const_cast<png_bytep>(px_.data() + size_t(y) * width_ * 3));

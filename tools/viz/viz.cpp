@@ -128,6 +128,14 @@ VizResult write_viz(const DumpView& d, const fs::path& out_dir, const VizOptions
   if (opt.frames) frames_dir = opt.out ? opt.out->subdir("frames") : make_dir(out_dir / "frames");
   const size_t cells = size_t(d.width) * d.height;
   const size_t n = d.interval_starts.size();
+  const size_t cap = std::max<uint32_t>(opt.max_frames, 1);
+  // Frames: consecutive intervals merged, `per` a frame, so that there are at most max_frames.
+  const size_t per = (n + cap - 1) / cap, count = (n + per - 1) / per;
+  const size_t pictures = chosen.size() * (1 + (opt.frames ? count : 0));
+  size_t drawn = 0;
+  auto drew = [&] {
+    if (opt.progress) opt.progress(++drawn, pictures);
+  };
   for (const MetricGrid* m : chosen) {
     r.metrics.push_back(m->name);
     const std::string stem = file_stem(m->name);
@@ -142,10 +150,8 @@ VizResult write_viz(const DumpView& d, const fs::path& out_dir, const VizOptions
               (n == 1 ? " interval" : " intervals");
     s.scale = {0, std::max(1.0, double(*std::max_element(total.begin(), total.end())))};
     write_png(render_heatmap(s), top(stem + ".png"), r);
+    drew();
     if (!opt.frames) continue;
-    // Consecutive intervals merged, `per` a frame, so that there are at most max_frames.
-    const size_t per = (n + std::max<uint32_t>(opt.max_frames, 1) - 1) / std::max<uint32_t>(opt.max_frames, 1);
-    const size_t count = (n + per - 1) / per;
     r.frames = count, r.intervals_per_frame = per;
     std::vector<std::vector<uint32_t>> merged;
     if (per > 1) {
@@ -174,6 +180,7 @@ VizResult write_viz(const DumpView& d, const fs::path& out_dir, const VizOptions
       char num[32];
       std::snprintf(num, sizeof num, "_%04zu.png", j);
       write_png(render_heatmap(s), frames_dir / (stem + num), r, false);  // frames are cheap to redraw: no fsync
+      drew();
     }
   }
   if (opt.html) {

@@ -6,6 +6,7 @@
 // one self-contained DIR/index.html viewer with every metric and interval embedded.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct VizOptions {
   uint32_t max_html_side = 256;          // cells per side of the embedded grid
   OutputDir* out = nullptr;     // the command's output directory (records what is written), or none
   const PeTimelines* timelines = nullptr;  // the PEs' task timelines for the viewer (from the trace), or none
+  // Called after each picture with the pictures drawn and the pictures in all (a progress line:
+  // thousands of frames take a minute).
+  std::function<void(size_t done, size_t total)> progress;
 };
 
 struct VizResult {
