@@ -2,14 +2,17 @@
 // meet them on the command line: each gives exit code 2 and a message naming the path or field,
 // and leaves earlier output untouched.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cli_support.hpp"
 
@@ -240,6 +243,44 @@ TEST(ReliabilityCli, VizRefusesATraceOfAnotherRun) {
   EXPECT_NE(o.text.find("says it is the wse trace of gemv fwd on a 4x3 wse2 mesh"), std::string::npos) << o.text;
   EXPECT_NE(o.text.find("its trace would be the wse trace of gemv fwd on a 6x5 wse2 mesh"), std::string::npos) << o.text;
   EXPECT_FALSE(fs::exists(dir() / "viz_mixed" / "index.html"));
+}
+
+// `wse trace` stopped by SIGTERM while it writes its trace: the process ends by the signal, as
+// before, but the hidden temporary of the trace (tens of MB here) goes with it.
+TEST(ReliabilityCli, ATraceStoppedBySigtermLeavesNoTemporary) {
+  const fs::path out = wse::test::fresh_dir(dir() / "sigterm");
+  const fs::path pid_file = dir() / "sigterm.pid";
+  fs::remove(pid_file);
+  const fs::path cfg = config("sigterm.yaml", "machine: wse2\nmesh: {width: 128, height: 128}\ngemv: {rows: 2048, cols: 2048, seed: 1}\n");
+  // In the background of a shell (whose & jobs ignore SIGINT, hence SIGTERM here).
+  ASSERT_EQ(std::system((std::string(WSE_BINARY) + " trace " + cfg.string() + " --interval 5 --out " + out.string() +
+                         " > /dev/null 2>&1 & echo $! > " + pid_file.string()).c_str()),
+            0);
+  auto temporary = [&] {
+    std::error_code ec;
+    for (fs::directory_iterator it(out, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().filename().string().find(".tmp-") != std::string::npos) return true;
+    return false;
+  };
+  // Running: a zombie (ended, not yet reaped by whoever adopted it) is not.
+  auto alive = [](pid_t p) {
+    if (kill(p, 0) != 0) return false;
+    std::ifstream stat("/proc/" + std::to_string(p) + "/stat");
+    std::string pid_s, comm, state;
+    stat >> pid_s >> comm >> state;
+    return state != "Z";
+  };
+  pid_t pid = 0;
+  for (int i = 0; i < 200 && !pid; ++i, std::this_thread::sleep_for(std::chrono::milliseconds(10))) std::ifstream(pid_file) >> pid;
+  ASSERT_GT(pid, 0);
+  bool seen = false;
+  for (int i = 0; i < 6000 && !(seen = temporary()) && alive(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(seen) << "the trace finished before its temporary was seen: nothing to interrupt";
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  for (int i = 0; i < 3000 && alive(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_FALSE(alive(pid)) << "still running 30 s after SIGTERM";
+  EXPECT_FALSE(temporary()) << "a temporary stayed in " << out;
+  EXPECT_FALSE(fs::exists(out / "trace.pftrace")) << "stopped before the trace was whole";
 }
 
 // Values the loader used to take that can only train on NaN, and YAML it read silently wrong.
