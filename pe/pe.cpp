@@ -479,6 +479,7 @@ bool Pe::drain(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
     if (!q.count || !q.head_ready(now) || !credits_[q.colour]) continue;
     --credits_[q.colour];
     ramp_up_->flits.push({now + spec.ramp_latency_cycles, q.payload[q.head], q.colour, q.flags[q.head]});
+    ++ramp_up_->counters.wavelets;  // the PE is the link's sender: it counts what enters (a router counts its out links)
     wake(self, now + spec.ramp_latency_cycles, s);  // the router takes it from there
     if (++q.head == PeOutputQueue::kSlots) q.head = 0;
     --q.count;

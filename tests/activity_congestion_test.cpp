@@ -7,6 +7,7 @@
 #include <set>
 
 #include "host/congestion.hpp"
+#include "kernels/gemv/gemv.hpp"
 #include "scratch.hpp"
 #include "test_support.hpp"
 #include "tools/dump_view.hpp"
@@ -126,6 +127,35 @@ TEST(ActivityCongestion, EachFlowAloneHasNoBackpressure) {
     EXPECT_TRUE(p.most_backpressured.empty());
     EXPECT_EQ(one.wafer.mesh().links()[one.link({1, 1}, Dir::East)].counters.wavelets, Merge::n);
   }
+}
+
+// A PE's link into its router (PE->router) carries every wavelet the PE sends: it showed 0, as
+// no one counted what entered it (a router counts the links it sends on; the PE is this one's
+// sender), and mean link utilization counted it in its denominator only.
+TEST(ActivityCongestion, APesLinkIntoItsRouterCountsWhatThePeSends) {
+  Wafer wafer(MachineSpec{}, {8, 6});
+  const GemvProblem problem = GemvProblem::random(40, 30, 5);
+  GemvKernel kernel(wafer, problem);
+  wafer.finalize(2);
+  const WaferRun run = wafer.run(1'000'000);
+  uint64_t ramp_up = 0, sent = 0, links = 0;
+  for (const Link& l : wafer.mesh().links()) {
+    if (l.kind != LinkKind::RampUp) continue;
+    ++links;
+    EXPECT_EQ(l.counters.wavelets, wafer.pe(wafer.shape().coord(l.src)).counters.wavelets_out) << l.src;
+    ramp_up += l.counters.wavelets;
+  }
+  for (uint32_t y = 0; y < 6; ++y)
+    for (uint32_t x = 0; x < 8; ++x) sent += wafer.pe({x, y}).counters.wavelets_out;
+  EXPECT_GT(links, 0u);
+  EXPECT_GT(sent, 0u);
+  EXPECT_EQ(ramp_up, sent);
+  // The congestion table sees them (hottest links sorted by wavelets: the PE->router ones are there).
+  const CongestionProfile p = congestion_profile(wafer, run.cycles, 100000);
+  uint64_t listed = 0;
+  for (const LinkLoad& h : p.hottest_links)
+    if (h.kind == LinkKind::RampUp) listed += h.wavelets;
+  EXPECT_EQ(listed, sent);
 }
 
 TEST(ActivityCongestion, SramProfileBreaksDownNamedBuffers) {
