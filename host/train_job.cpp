@@ -357,11 +357,16 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     InterruptGuard guard;
     if (first < end) order.gather(train, first, bx[first % 3].data(), by[first % 3].data());
     for (uint64_t s = first; s < end; ++s) {
-      // The next step's batch too, so the cluster can start on it before this step ends.
+      // The next step's batch too, so the cluster can start on it before this step ends; but not
+      // across an epoch's test pass, which must see this step's weights (a test pass waits for
+      // every step handed over: it had scored the next epoch's first step, and the step after it
+      // had counted 0 cycles).
       const bool more = s + 1 < end;
+      const bool tests_after = tc.epochs > 1 && test.count && (s + 1) % steps_per_epoch == 0;
+      const bool hand_over = more && !tests_after;
       if (more) order.gather(train, s + 1, bx[(s + 1) % 3].data(), by[(s + 1) % 3].data());
-      StepResult r = trainer.train_step(bx[s % 3].data(), by[s % 3].data(), more ? bx[(s + 1) % 3].data() : nullptr,
-                                        more ? by[(s + 1) % 3].data() : nullptr);
+      StepResult r = trainer.train_step(bx[s % 3].data(), by[s % 3].data(), hand_over ? bx[(s + 1) % 3].data() : nullptr,
+                                        hand_over ? by[(s + 1) % 3].data() : nullptr);
       wafer_cycles += r.cycles;
       if (r.detailed) detailed_steps.push_back(s), detailed_cycles.push_back(r.cycles);
       losses.push_back(r.loss);
@@ -384,7 +389,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
         window_loss = 0, window = 0;
       }
       // An accuracy curve over the epochs when there are several.
-      if (tc.epochs > 1 && test.count && done % steps_per_epoch == 0) {
+      if (tests_after) {
         uint32_t sc = 0, co = 0;
         double lo = 0;
         evaluate(sc, co, lo);
