@@ -23,8 +23,12 @@ std::vector<CriticalSegment> Timeline::critical_path(SpanId last, Cycle boundary
     id = s.cause;
   }
   std::reverse(path.begin(), path.end());
-  // Each segment starts where the one before it ended (the first at the boundary).
-  for (size_t i = 1; i < path.size(); ++i) path[i].from = path[i - 1].to;
+  // Each segment starts where the one before it ended (the first at the boundary). A span can end
+  // before its cause does: a wafer pass not yet timed by a cycle-level run (training.detail: none)
+  // takes one cycle from its stream's first byte, before the broadcast of the rest has ended. Its
+  // segment is then empty, never negative (it was 2^64 - 576 cycles), and the segments still add
+  // up to the step's cycles.
+  for (size_t i = 1; i < path.size(); ++i) path[i].from = path[i - 1].to, path[i].to = std::max(path[i].to, path[i].from);
   return path;
 }
 

@@ -464,7 +464,10 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   j["peak_rss_bytes"] = peak_rss_bytes();
   // Measured (cycle-level steps) apart from projected (functional steps, their passes timed as
   // the last cycle-level run of each pass): training.detail.
-  j["wafer_cycles"] = wafer_cycles;
+  // With no cycle-level step (training.detail: none) the steps' cycles are the cluster's actors
+  // around passes that took none: not wafer time, and not reported as such.
+  const bool wafer_time_known = !detailed_steps.empty();
+  j["wafer_cycles"] = wafer_time_known ? nlohmann::json(wafer_cycles) : nlohmann::json(nullptr);
   {
     nlohmann::json d;
     d["policy"] = tc.detail.mode == DetailPolicy::Mode::All    ? nlohmann::json("all")
@@ -491,9 +494,9 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
                       {"how", "every step on the cluster's clock; functional steps' wafer passes take the cycles of their last cycle-level run"}};
     j["detail"] = d;
   }
-  j["wafer_cycles_per_step"] = detailed_cycles.empty() ? (steps_done ? wafer_cycles / steps_done : 0)
-                                                       : std::accumulate(detailed_cycles.begin(), detailed_cycles.end(), uint64_t(0)) /
-                                                             detailed_cycles.size();
+  j["wafer_cycles_per_step"] = wafer_time_known ? nlohmann::json(std::accumulate(detailed_cycles.begin(), detailed_cycles.end(), uint64_t(0)) /
+                                                                  detailed_cycles.size())
+                                                 : nlohmann::json(nullptr);
   j["test_accuracy_per_epoch"] = epoch_accuracy;
   nlohmann::json layers = nlohmann::json::array();
   for (size_t l = 0; l + 1 < tc.layers.size(); ++l)

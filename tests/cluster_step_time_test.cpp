@@ -201,5 +201,28 @@ TEST(ClusterStepTime, AStreamLongerThanTheEdgeWaitsARoundTripForItsTail) {
   EXPECT_GE(stalled, 4) << "fc1 and fc2 streams, both ways, are longer than the edge";
 }
 
+// A span that ends before its cause (a pass not yet timed, one cycle long, caused by a broadcast
+// still under way) gives an empty segment, not a negative one (unsigned: 2^64 - 7), and the
+// segments still add up to the step's cycles. Found by a user audit in a `training.detail: none`
+// report's `critical_cycles_by_actor`.
+TEST(ClusterStepTime, ACriticalPathNeverHasANegativeSegment) {
+  ActorTimeline mx{"MemoryX", {{"stream fc1 fwd", 0, 100, 200, kNoSpan}}};
+  ActorTimeline sx{"swarmx 0.0", {{"broadcast fc1 fwd", 0, 150, 300, SpanId(0) << 32}}};
+  ActorTimeline wafer{"wafer 0", {{"fc1 fwd", 0, 292, 293, SpanId(1) << 32}}};
+  ActorTimeline up{"MemoryX update", {{"update fc1", 0, 300, 400, SpanId(2) << 32}}};
+  const Timeline tl({&mx, &sx, &wafer, &up});
+  const std::vector<CriticalSegment> path = tl.critical_path(SpanId(3) << 32, 50);
+  ASSERT_EQ(path.size(), 4u);
+  uint64_t sum = 0;
+  for (const CriticalSegment& s : path) {
+    EXPECT_LE(s.from, s.to) << s.what;
+    sum += s.to - s.from;
+  }
+  EXPECT_EQ(sum, 400u - 50u);
+  EXPECT_EQ(path[2].what, "fc1 fwd");
+  EXPECT_EQ(path[2].to - path[2].from, 0u);  // ended (293) before its cause (300): nothing of the path is its
+  EXPECT_EQ(path[3].from, 300u);
+}
+
 }  // namespace
 }  // namespace wse
