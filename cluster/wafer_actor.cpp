@@ -125,6 +125,7 @@ bool WaferActor::run_pass(PassKey k) {
     streams = retained_;
     for (DecodedStream& d : streams) d.pass = StreamPass::Backward;
     t.head_first = start;  // all there; the edge's pace only
+    t.from_memoryx = false;
   } else {
     if (heads_.empty()) return false;
     const Message& head = heads_.front();

@@ -86,6 +86,33 @@ TEST(TrainCli, AnEpochsTestPassScoresThatEpochsWeights) {
   EXPECT_GE(m["cycles_per_step_min"].get<double>(), 0.9 * m["cycles_per_step_max"].get<double>()) << m;
 }
 
+// With the output layer's weights kept on the wafer, its backward pass takes no bytes from
+// MemoryX: the report counted them as if streamed. The weights still enter the mesh at the edge
+// (wavelets_streamed is unchanged). Found by a user audit.
+TEST(TrainCli, ARetainedLayerTakesNoMemoryXBytes) {
+  const std::string base =
+      "machine: wse2\nmesh: {width: 4, height: 2}\nkernel: fc_train\nmodel: {layers: [784, 16, 10]}\n"
+      "data: {train_samples: 48, eval_samples: 0}\noptimizer: {kind: sgd, lr: 0.1}\n";
+  nlohmann::json r[2];
+  for (bool retain : {false, true}) {
+    const fs::path out = dir() / (retain ? "retained" : "streamed");
+    fs::remove_all(out);
+    const std::string training = std::string("training: {batch_size: 16, detail: all, retain_last_layer: ") + (retain ? "true" : "false") + "}\n";
+    Output o = wse("run " + write(retain ? "retained.yaml" : "streamed.yaml", base + training).string() + " --out " + out.string());
+    ASSERT_EQ(o.code, 0) << o.text;
+    r[retain] = nlohmann::json::parse(std::ifstream(out / "report.json"));
+  }
+  const nlohmann::json &s = r[0]["layers"][1]["backward"], &k = r[1]["layers"][1]["backward"];
+  EXPECT_EQ(s["memoryx_bytes"], 4 * s["wavelets_streamed"].get<uint64_t>());
+  EXPECT_GT(s["memoryx_bytes"].get<uint64_t>(), 0u);
+  EXPECT_EQ(k["memoryx_bytes"], 0);
+  EXPECT_EQ(k["wavelets_streamed"], s["wavelets_streamed"]);
+  EXPECT_EQ(r[1]["layers"][0]["backward"]["memoryx_bytes"], r[0]["layers"][0]["backward"]["memoryx_bytes"]);  // fc1 streams as before
+  EXPECT_EQ(r[1]["cluster"]["layers"][1]["backward_stream_bytes"], 0);
+  EXPECT_EQ(r[1]["cluster"]["retain_last_layer"]["stream_bytes_per_step"], r[0]["cluster"]["layers"][1]["backward_stream_bytes"]);
+  EXPECT_EQ(r[1]["loss_per_step"], r[0]["loss_per_step"]);
+}
+
 TEST(TrainCli, ValidateOnlyAndCompileOnlyRunNothing) {
   fs::path out = dir() / "compile_out";
   fs::remove_all(out);

@@ -312,7 +312,7 @@ FcPassResult FcWafer::run_pass(size_t l, bool backward, const std::vector<Decode
   stats.wait_cycles += out.start - idle_from;
   stats.wavelets_streamed += words;
   stats.weights_streamed += sent_weights;
-  stats.memoryx_bytes += words * 4;
+  if (timing.from_memoryx) stats.memoryx_bytes += words * 4;  // retained weights re-enter from the wafer's own keeping
   stats.gradient_wavelets += out.dw.size();
   Cycle ideal = 0, actual = 0;
   bool any = false;

@@ -38,6 +38,7 @@ struct EdgeTiming {
   uint64_t head_bytes = UINT64_MAX;  // all of it by default
   Cycle tail_first = 0;
   double bytes_per_cycle = 0;        // 0: as fast as the edge takes it
+  bool from_memoryx = true;          // false: weights the wafer kept (retain_last_layer), no MemoryX bytes
 };
 
 // One wafer's shard of a batch, as its input worker sends it: values row-major (rows x
