@@ -197,7 +197,8 @@ nlohmann::json Cluster::step_timeline(uint64_t step) const {
     path.push_back({{"actor", s.actor}, {"what", s.what}, {"from", s.from}, {"to", s.to}, {"cycles", s.to - s.from}});
     by_actor[s.actor] = by_actor.value(s.actor, uint64_t(0)) + (s.to - s.from);
   }
-  return {{"step", step},        {"start", boundary},          {"end", e->end},        {"cycles", e->end - boundary},
+  // "step" counted from 1, as users read steps (step_label).
+  return {{"step", step + 1},    {"start", boundary},          {"end", e->end},        {"cycles", e->end - boundary},
           {"critical_path", path}, {"critical_cycles_by_actor", by_actor}, {"spans", tl.spans_json(step)}};
 }
 

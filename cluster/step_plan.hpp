@@ -14,8 +14,10 @@ namespace wse {
 
 inline constexpr uint64_t kEvalStepBase = uint64_t(1) << 48;
 inline bool is_eval_step(uint64_t step) { return step >= kEvalStepBase; }
+// Steps are kept from 0 inside the cluster; what users read (spans, messages) counts from 1, as
+// the training log, checkpoints and report do.
 inline std::string step_label(uint64_t step) {
-  return is_eval_step(step) ? "evaluation batch " + std::to_string(step - kEvalStepBase) : "step " + std::to_string(step);
+  return is_eval_step(step) ? "evaluation batch " + std::to_string(step - kEvalStepBase + 1) : "step " + std::to_string(step + 1);
 }
 
 struct PassKey {
