@@ -76,7 +76,7 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
                 j["reduce"]["elements"].get<uint32_t>());
   std::printf("  MACs              %llu   FMAC utilization %.1f%%\n", (unsigned long long)j["macs"].get<uint64_t>(),
               100 * j["fmac_utilization"].get<double>());
-  std::printf("  wavelets          %llu in, %llu hops, busiest link %.1f%%, backpressure %llu cycles\n",
+  std::printf("  wavelets          %llu injected (edge ports and PEs), %llu hops, busiest link %.1f%%, backpressure %llu cycles\n",
               (unsigned long long)j["wavelets"].get<uint64_t>(), (unsigned long long)j["wavelet_hops"].get<uint64_t>(),
               100 * j["link_util_max"].get<double>(), (unsigned long long)j["backpressure_cycles"].get<uint64_t>());
   std::printf("  SRAM high water   %u bytes per PE\n", j["sram_high_water_bytes"].get<uint32_t>());
