@@ -52,13 +52,14 @@ bool is_level(const MetricGrid& m) {
          m.name.find("queue") != std::string::npos || m.name.find("high_water") != std::string::npos;
 }
 
-std::vector<uint32_t> run_summary(const MetricGrid& m, size_t cells) {
+std::vector<uint32_t> run_summary(const MetricGrid& m, size_t cells, size_t first, size_t end) {
   std::vector<uint32_t> out(cells, 0);
   const bool level = is_level(m);
-  for (const auto& f : m.frames)
-    for (size_t i = 0; i < cells && i < f.size(); ++i) {
-      if (level) out[i] = std::max(out[i], f[i]);
-      else out[i] = uint32_t(std::min<uint64_t>(uint64_t(out[i]) + f[i], UINT32_MAX));
+  for (size_t k = first; k < std::min(end, m.frames.size()); ++k)
+    for (size_t i = 0, n = m.frames[k].size(); i < cells && i < n; ++i) {
+      const uint32_t v = m.frames[k][i];
+      if (level) out[i] = std::max(out[i], v);
+      else out[i] = uint32_t(std::min<uint64_t>(uint64_t(out[i]) + v, UINT32_MAX));
     }
   return out;
 }
@@ -156,12 +157,7 @@ VizResult write_viz(const DumpView& d, const fs::path& out_dir, const VizOptions
     std::vector<std::vector<uint32_t>> merged;
     if (per > 1) {
       merged.reserve(count);
-      for (size_t j = 0; j < count; ++j) {
-        MetricGrid part;
-        part.name = m->name, part.unit = m->unit;
-        part.frames.assign(m->frames.begin() + j * per, m->frames.begin() + std::min(n, (j + 1) * per));
-        merged.push_back(run_summary(part, cells));
-      }
+      for (size_t j = 0; j < count; ++j) merged.push_back(run_summary(*m, cells, j * per, (j + 1) * per));
     }
     auto frame = [&](size_t j) -> const std::vector<uint32_t>& { return per > 1 ? merged[j] : m->frames[j]; };
     // Frames share one scale: the largest value of any frame.
