@@ -36,9 +36,15 @@ OutputFile::OutputFile(std::filesystem::path path, std::string what, bool sync)
   if (name.empty() || name == "." || name == "..") throw OutputError(what_ + " " + path_.string() + ": not a file name");
   check_replaceable(path_, what_);
   tmp_ = path_.parent_path() / ("." + name + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(g_serial++));
-  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd_ < 0) throw_output_error(what_, path_, "create it", errno);
+  // Registered before it exists, so a signal never finds it created and not yet registered (the
+  // handler unlinking a name not created yet does nothing).
   live_slot_ = register_temporary(tmp_.c_str());
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd_ < 0) {
+    const int err = errno;
+    release_temporary(live_slot_);
+    throw_output_error(what_, path_, "create it", err);
+  }
 }
 
 OutputFile::~OutputFile() {
