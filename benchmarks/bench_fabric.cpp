@@ -273,10 +273,11 @@ void BM_BareLoop(benchmark::State& state) {
 }
 BENCHMARK(BM_BareLoop)->ArgNames({"W"})->Arg(64)->Arg(512)->Iterations(1)->Unit(benchmark::kMillisecond);
 
-BENCHMARK(BM_LeanRow)->ArgNames({"W", "K"})->Args({64, 100000})->Args({512, 20000})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LeanRow)->ArgNames({"W", "K"})->Args({16, 400000})->Args({64, 100000})->Args({512, 20000})->UseManualTime()->Unit(benchmark::kMillisecond);
 
 BENCHMARK(BM_SaturatedRow)
     ->ArgNames({"W", "K", "threads"})
+    ->Args({16, 400000, 1})
     ->Args({64, 100000, 1})
     ->Args({512, 20000, 1})
     ->Args({512, 20000, 2})
