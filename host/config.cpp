@@ -330,7 +330,7 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
       "name", "preset", "fabric_width", "fabric_height", "sram_bytes_per_pe", "sram_banks", "colours",
       "hop_latency_cycles", "ramp_latency_cycles", "wavelets_per_link_per_cycle", "router_buffer_depth",
       "pe_input_queue_depth", "fmac_simd_fp16", "fmac_simd_mixed", "fmac_simd_fp32", "move_simd_fp32", "move_simd_fp16",
-      "dsd_pipeline_cycles", "fabric_dsd_setup_cycles", "microthreads", "pe_input_queues", "pe_output_queues",
+      "dsd_pipeline_cycles", "fabric_dsd_setup_cycles", "data_task_receive_cycles", "local_task_ids", "microthreads", "pe_input_queues", "pe_output_queues",
       "pe_output_queue_depth", "pe_filters", "switch_positions", "switch_rx_and_tx", "clock_hz", "io_bytes_per_cycle",
       "memoryx_bytes_per_cycle", "memoryx_update_bytes_per_cycle", "memoryx_latency_cycles", "swarmx_fanout",
       "swarmx_link_bytes_per_cycle", "swarmx_latency_cycles", "edge_buffer_bytes", "input_bytes_per_cycle", "input_latency_cycles",
@@ -344,6 +344,11 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
   u32("fabric_height", s.fabric_height, 1u << 16);
   u32("sram_bytes_per_pe", s.sram_bytes_per_pe, 1u << 24);
   u32("sram_banks", s.sram_banks, 1024);
+  // The SIMD stride limits (pe/dsd_op.hpp) are the SDK's table for 8 banks, the only count either
+  // chip has: another count would be read and silently given that table.
+  if (s.sram_banks != 8)
+    throw ConfigError(where + ": field 'sram_banks': " + std::to_string(s.sram_banks) +
+                      ", but the SIMD stride limits modelled are the SDK's for 8 banks (WSE-2 and WSE-3 both have 8; docs/machine-spec.md)");
   u32("colours", s.colours, MachineSpec::kMaxColours);
   u32("hop_latency_cycles", s.hop_latency_cycles, MachineSpec::kMaxLatency);
   u32("ramp_latency_cycles", s.ramp_latency_cycles, MachineSpec::kMaxLatency);
@@ -358,6 +363,9 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
   u32("dsd_pipeline_cycles", s.dsd_pipeline_cycles, MachineSpec::kMaxLatency);
   if (n["fabric_dsd_setup_cycles"])
     s.fabric_dsd_setup_cycles = uint32_t(count(n["fabric_dsd_setup_cycles"], where, "fabric_dsd_setup_cycles", 1000));
+  if (n["data_task_receive_cycles"])
+    s.data_task_receive_cycles = uint32_t(count(n["data_task_receive_cycles"], where, "data_task_receive_cycles", MachineSpec::kMaxLatency));
+  u32("local_task_ids", s.local_task_ids, 32);  // (a PE keeps its local tasks in a 32-bit mask)
   u32("microthreads", s.microthreads, MachineSpec::kMaxMicrothreads);
   u32("pe_input_queues", s.pe_input_queues, MachineSpec::kMaxColours);
   u32("pe_output_queues", s.pe_output_queues, MachineSpec::kMaxColours);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/machine_spec.hpp"
 #include "memoryx/init_graph.hpp"
 #include "memoryx/optimizer.hpp"
 #include "memoryx/safetensors.hpp"
@@ -39,7 +40,7 @@ struct ParamInit {
 
 struct MemoryXConfig {
   OptimizerConfig optimizer;
-  double bytes_per_cycle = 176.47;  // CS-2 I/O: 1.2 Tb/s at 850 MHz
+  double bytes_per_cycle = MachineSpec().memoryx_bytes_per_cycle;  // the preset's (host/config.cpp); default WSE-2's
   StreamEncoding encoding = StreamEncoding::Dense;
   uint64_t seed = 1;                // the default generator of the initialization
   SparsityConfig sparsity;

@@ -106,14 +106,17 @@ inline uint32_t dsd_simd_width(DsdOpCode code, ElemType t_dst, ElemType t_a, Ele
   else if (code == DsdOpCode::Mul || code == DsdOpCode::Max) w = h_only ? spec.move_simd_fp16 : spec.fmac_simd_fp32;
   else if (code == DsdOpCode::Cvt) w = spec.move_simd_fp32;
   else w = h_only ? spec.move_simd_fp16 : mixed ? spec.fmac_simd_mixed : spec.move_simd_fp32;
-  auto limit = [&w](const Dsd& d, bool is_dst) {
+  auto limit = [&w, &spec](const Dsd& d, bool is_dst) {
     if (!d.mem() || d.stride == 1) return;
     if (d.stride == 0) {
       if (is_dst) w = 1;
       return;
     }
-    const int32_t m = ((d.stride % 8) + 8) % 8;
-    if (m == 1 || m == 7 || m == 4) w = std::min<uint32_t>(w, 2);
+    // The SDK's table is for its 8 banks (the only count a machine preset may give): a stride of
+    // +-1 or half the banks apart mod the banks halves the width, a whole bank count serializes.
+    const auto banks = int32_t(spec.sram_banks);
+    const int32_t m = ((d.stride % banks) + banks) % banks;
+    if (m == 1 || m == banks - 1 || m == banks / 2) w = std::min<uint32_t>(w, 2);
     else if (m == 0) w = 1;
   };
   limit(dst, true), limit(a, false), limit(b, false);

@@ -23,6 +23,9 @@ void Pe::attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
     throw RouteError("PE " + to_string(coord) + " sends on " + std::to_string(tx_credits.size()) +
                      " colours (routes with rx RAMP), but a " + spec.name + " PE has " +
                      std::to_string(spec.pe_output_queues) + " output queues");
+  if (program && program->local_tasks.size() > spec.local_task_ids)
+    throw PeError("PE " + to_string(coord) + ": its program binds " + std::to_string(program->local_tasks.size()) +
+                  " local tasks, but a " + spec.name + " PE has " + std::to_string(spec.local_task_ids) + " task IDs for them");
   ramp_down_ = ramp_down;
   ramp_up_ = ramp_up;
   // The router's pushes onto these ends note this PE (Mesh::assign_notes leaves them to it).
@@ -451,7 +454,7 @@ void Pe::run_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec)
     id = w.colour;
     local = false;
   }
-  const uint32_t receive = local ? 0 : 1;
+  const uint32_t receive = local ? 0 : spec.data_task_receive_cycles;
   in_task_ = true, task_id_ = id, task_local_ = local, task_fmac_ = task_move_ = 0;
   dispatch_at_ = now + receive;
   ++counters.tasks;

@@ -6,15 +6,18 @@
 #include <memory>
 #include <vector>
 
+#include "core/machine_spec.hpp"
 #include "wire/weight_stream.hpp"
 
 namespace wse {
 
+// Its figures are the machine preset's (host/config.cpp fills them from MachineSpec); the
+// defaults are the default MachineSpec's (WSE-2), never figures of their own.
 struct SwarmXConfig {
   uint32_t wafers = 1;
-  uint32_t fanout = 4;                 // Cerebras SwarmX nodes are 1:4
-  uint64_t latency_per_level = 100;    // cycles per tree level
-  double bytes_per_cycle_per_link = 176.47;
+  uint32_t fanout = MachineSpec().swarmx_fanout;                                // 1:4 nodes
+  uint64_t latency_per_level = MachineSpec().swarmx_latency_cycles;             // cycles per tree level
+  double bytes_per_cycle_per_link = MachineSpec().swarmx_link_bytes_per_cycle;  // each link, each way
 };
 
 class SwarmX {

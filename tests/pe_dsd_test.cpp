@@ -378,5 +378,61 @@ TEST(PeDsd, APeThatReceivesOrSendsOnMoreColoursThanItHasQueuesIsRefused) {
   test::expect_error<RouteError>([&] { wafer.finalize(1); }, {"PE (0,0) receives 9 colours", "8 input queues"});
 }
 
+// A preset's task IDs bound a program's local tasks (machines/*.yaml `local_task_ids`: WSE-2's
+// IDs 0-30, WSE-3's 8-30, SDK Task-IDs): one more than the preset has is refused at finalize,
+// naming the PE and both counts; as many as it has are taken.
+void nothing(PeContext&) {}
+TEST(PeDsd, AProgramBindingMoreLocalTasksThanThePresetHasTaskIdsIsRefused) {
+  for (const MachineSpec& s : {test::wse2(), test::wse3()}) {
+    for (uint32_t n : {s.local_task_ids, s.local_task_ids + 1}) {
+      Wafer wafer(s, {1, 1});
+      Program p;
+      p.name = "tasks";
+      for (uint32_t i = 0; i < n; ++i) p.local(nothing, "t");
+      wafer.load({0, 0}, &p);
+      if (n <= s.local_task_ids) {
+        EXPECT_NO_THROW(wafer.finalize(1)) << s.name << " " << n;
+      } else {
+        test::expect_error<PeError>([&] { wafer.finalize(1); },
+                                    {"PE (0,0)", "binds " + std::to_string(n) + " local tasks", std::to_string(s.local_task_ids) + " task IDs"});
+      }
+    }
+  }
+  EXPECT_EQ(test::wse2().local_task_ids, 31u);
+  EXPECT_EQ(test::wse3().local_task_ids, 23u);
+}
+
+// A data task costs the preset's `data_task_receive_cycles` before it runs (its wavelet taken
+// from the input queue): the receiver's receive count is that many per wavelet, and a row whose
+// receiver fires a data task per wavelet (a task of no other cost) takes a wavelet every
+// 1 + receive cycles at best, so three receive cycles instead of one add at least 2 a wavelet.
+void count_only(PeContext& ctx, Wavelet) { ++row(ctx).tasks_seen; }
+TEST(PeDsd, ADataTaskCostsThePresetsReceiveCyclesBeforeItRuns) {
+  uint64_t cycles[2] = {};
+  for (uint32_t k : {1u, 3u}) {
+    MachineSpec spec = test::wse2();
+    spec.data_task_receive_cycles = k;
+    Wafer wafer(spec, {2, 1});
+    Mesh& m = wafer.mesh();
+    m.set_route({0, 0}, kC, Route::make(Dir::Ramp, {Dir::East}));
+    m.set_route({1, 0}, kC, Route::make(Dir::West, {Dir::Ramp}));
+    Program sender, receiver;
+    sender.name = "sender";
+    sender.start_task = sender.local(send_all, "send_all");
+    receiver.name = "receiver";
+    receiver.on(kC, count_only, "count");
+    for (uint32_t x = 0; x < 2; ++x) {
+      wafer.load({x, 0}, x ? &receiver : &sender);
+      wafer.allocate({x, 0}, "vars", sizeof(RowVars));
+      std::memset(wafer.pe({x, 0}).sram.base(), 0, sizeof(RowVars));
+    }
+    wafer.finalize(1);
+    cycles[k == 3] = wafer.run(100'000).cycles;
+    EXPECT_EQ(reinterpret_cast<const RowVars*>(wafer.pe({1, 0}).sram.base())->tasks_seen, kN) << k;
+    EXPECT_EQ(wafer.pe({1, 0}).counters.receive_cycles, uint64_t(kN) * k) << k;
+  }
+  EXPECT_GE(cycles[1], cycles[0] + 2 * (kN - 1)) << cycles[0] << " then " << cycles[1];
+}
+
 }  // namespace
 }  // namespace wse

@@ -1,8 +1,9 @@
 // The PE model pinned to what the Cerebras simulator (simfabric, SDK 0.6.0) measured: a chain
 // and a low-depth tree reduce of N fp32 per PE along a 1 x 512 row (public repository
 // pr0f3ss/SpMM_Cerebras, src/mpi_collectives/final/reduce_2colors_static/results.txt and
-// reduce_2colors_low_depth/results.txt, timer overhead removed). Every point within 3%, the
-// model's own cycles pinned exactly (a change that moves the calibration fails here), and the
+// reduce_2colors_low_depth/results.txt, timer overhead removed). Every point within 1% (the
+// worst is 0.51% for the chain and 0.97% for the tree, docs/machine-spec.md), the model's own cycles
+// pinned exactly at every point (a change that moves the calibration fails here), and the
 // sums checked against the host.
 #include <gtest/gtest.h>
 
@@ -18,6 +19,9 @@ namespace {
 constexpr uint32_t kN[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
 constexpr uint64_t kChainMeasured[] = {3128, 3129, 3131, 3135, 3143, 3159, 3191, 3255, 3383, 3639, 4151, 5175, 7223, 11319};
 constexpr uint64_t kTreeMeasured[] = {742, 748, 760, 784, 832, 931, 1155, 1646, 2681, 4977, 9585, 18801, 37233, 74097};
+// The model's own tree cycles (docs/machine-spec.md's "tree, wse-emu" row): pinned at every N, so
+// a change that moves any point of the calibration fails here, not only one that leaves 1%.
+constexpr uint64_t kTreeModel[] = {740, 746, 758, 782, 830, 933, 1157, 1644, 2707, 5011, 9619, 18835, 37267, 74131};
 
 MachineSpec wse2() { return load_machine("wse2"); }
 
@@ -48,11 +52,11 @@ void expect_sums(const Reduced& r, uint32_t width) {
   }
 }
 
-TEST(ReduceCalibration, ChainOn512PesWithin3PercentOfSimfabricAtEveryN) {
+TEST(ReduceCalibration, ChainOn512PesWithin1PercentOfSimfabricAtEveryN) {
   for (size_t i = 0; i < std::size(kN); ++i) {
     const Reduced r = reduce("chain", 512, kN[i]);
     const double err = (double(r.cycles) - double(kChainMeasured[i])) / double(kChainMeasured[i]);
-    EXPECT_LE(std::abs(err), 0.03) << "N " << kN[i] << ": " << r.cycles << " vs measured " << kChainMeasured[i];
+    EXPECT_LE(std::abs(err), 0.01) << "N " << kN[i] << ": " << r.cycles << " vs measured " << kChainMeasured[i];
     // Pinned: 511 PEs x 6 cycles (ramp 2 + pipeline 1 + ramp 2 + hop 1), the east-most PE's
     // fabric DSD setup (44), one element per cycle.
     EXPECT_EQ(r.cycles, 3111u + kN[i]) << "N " << kN[i];
@@ -60,16 +64,15 @@ TEST(ReduceCalibration, ChainOn512PesWithin3PercentOfSimfabricAtEveryN) {
   }
 }
 
-TEST(ReduceCalibration, TreeOn512PesWithin3PercentOfSimfabricAtEveryN) {
+TEST(ReduceCalibration, TreeOn512PesWithin1PercentOfSimfabricAtEveryN) {
   for (size_t i = 0; i < std::size(kN); ++i) {
     const Reduced r = reduce("tree", 512, kN[i]);
     const double err = (double(r.cycles) - double(kTreeMeasured[i])) / double(kTreeMeasured[i]);
-    EXPECT_LE(std::abs(err), 0.03) << "N " << kN[i] << ": " << r.cycles << " vs measured " << kTreeMeasured[i];
+    EXPECT_LE(std::abs(err), 0.01) << "N " << kN[i] << ": " << r.cycles << " vs measured " << kTreeMeasured[i];
+    // Pinned: depth 9, each level's op setup on the critical path.
+    EXPECT_EQ(r.cycles, kTreeModel[i]) << "N " << kN[i];
     if (kN[i] <= 64) expect_sums(r, 512);
   }
-  // Pinned points: depth 9, each level's op setup on the critical path.
-  EXPECT_EQ(reduce("tree", 512, 1).cycles, 740u);
-  EXPECT_EQ(reduce("tree", 512, 1024).cycles, 9619u);
 }
 
 TEST(ReduceCalibration, TreeSwitchesEveryRouterItShould) {
