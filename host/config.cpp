@@ -108,6 +108,8 @@ ParamInit load_param_init(const YAML::Node& n, const std::string& where, const s
     throw ConfigError(where + ": field '" + field + ".kind': unknown init '" + p.kind +
                       "' (known: default, zeros, fill, normal, uniform, kaiming_uniform, kaiming_normal, xavier_uniform, xavier_normal)");
   if (p.kind == "normal" && !(p.b >= 0)) throw ConfigError(where + ": field '" + field + ".std': expected a number >= 0");
+  if ((p.kind == "xavier_uniform" || p.kind == "xavier_normal") && !(p.a >= 0))
+    throw ConfigError(where + ": field '" + field + ".gain': expected a number >= 0, got " + describe(n["gain"]));
   if (p.kind == "uniform" && !(p.a <= p.b)) throw ConfigError(where + ": field '" + field + "': expected low <= high");
   p.scale = num("scale", 1);
   return p;

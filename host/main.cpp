@@ -62,7 +62,7 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
     std::cout << "wse: " << cfg.kernel << " " << what << " on a " << cfg.mesh.width << "x" << cfg.mesh.height << " "
               << cfg.machine.name << " mesh, " << workers << " thread(s)" << std::endl;
   });
-  r.report["threads_choice"] = fitted.to_json();
+  r.report["threads_choice"] = wse::threads_choice_json(fitted, r.report["threads"].get<unsigned>());
   if (tty) std::fprintf(stderr, "\r\033[K");
   const auto& j = r.report;
   const std::filesystem::path report = out.entry("report.json");
@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
       "CYCLES");
   CLI::App* trace = app.add_subcommand(
       "trace", "Run a config recording one layer: DIR/activity.wsad, DIR/trace.pftrace (Perfetto; trace.json with --format json), "
-               "DIR/report.json, and for a training config DIR/cluster.pftrace (the traced step across the cluster's actors)");
+               "DIR/report.json, and for a training config DIR/cluster.pftrace (cluster.json with --format json: the traced step across the cluster's actors)");
   trace->add_option("config", config, "Run config (YAML)")->required();
   trace->add_option("--layer", trace_opt.layer,
                     "Layer to record: fc1, fc2, ... for a training config (required there); GEMV: the whole kernel, 'gemv' (default); reduce: 'reduce'");

@@ -14,6 +14,19 @@ nlohmann::json ThreadChoice::to_json() const {
   return j;
 }
 
+void note_capped_threads(nlohmann::json& choice, unsigned used) {
+  const nlohmann::json& asked = choice["asked"];
+  if (!asked.is_number_unsigned() || asked.get<unsigned>() <= used || choice.contains("note")) return;
+  choice["note"] = "--threads " + std::to_string(asked.get<unsigned>()) + ": the run used " + std::to_string(used) +
+                   " (at most one worker per mesh row, or column, of each wafer; docs/performance.md)";
+}
+
+nlohmann::json threads_choice_json(const ThreadChoice& c, unsigned used) {
+  nlohmann::json j = c.to_json();
+  note_capped_threads(j, used);
+  return j;
+}
+
 ThreadChoice choose_threads(const RunConfig& cfg, unsigned asked) {
   ThreadChoice c;
   c.hardware = std::max(1u, std::thread::hardware_concurrency());

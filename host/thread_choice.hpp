@@ -34,4 +34,11 @@ ThreadChoice choose_threads(const RunConfig& cfg, unsigned asked);
 // gave is left as it is.
 ThreadChoice fit_to_kernel(ThreadChoice c, const Wafer& wafer);
 
+// The report's `threads_choice` once the run knows the workers it `used`: a count the user gave
+// that the run could not use in full (a worker per mesh row or column of a wafer at most) gets a
+// note saying so, as the engine's own choice does.
+nlohmann::json threads_choice_json(const ThreadChoice& c, unsigned used);
+// The same on a `threads_choice` already made (a training run's, made before the cluster is).
+void note_capped_threads(nlohmann::json& choice, unsigned used);
+
 }  // namespace wse

@@ -285,7 +285,7 @@ TraceResult run_trace(const TraceOptions& asked) {
   TraceResult r;
   r.report = make_report(cfg, wafer, run, y);
   r.report[cfg.kernel] = kernel->report();
-  r.report["threads_choice"] = choice.to_json();
+  r.report["threads_choice"] = threads_choice_json(choice, r.report["threads"].get<unsigned>());
   r.congestion = congestion_profile(wafer, run.cycles, opt.top_n);
   r.sram = sram_profile(wafer);
   r.report["congestion"] = to_json(r.congestion);

@@ -19,6 +19,7 @@
 #include "host/interrupt.hpp"
 #include "host/progress.hpp"
 #include "host/report.hpp"
+#include "host/thread_choice.hpp"
 #include "io/output_dir.hpp"
 #include "io/output_file.hpp"
 #include "tools/viz/line_plot.hpp"
@@ -446,7 +447,10 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   j["threads_detail"] = {{"wafers_at_once", trainer.runtime_threads()}, {"workers_per_wafer", wafer_workers}};
   if (const WorkerTuner* t = trainer.worker_tuner(); t && t->most() > 1) j["threads_detail"]["workers_by_pass"] = workers_by_pass(*t);
   if (const std::vector<double> waiting = trainer.waiting(); !waiting.empty()) j["threads_detail"]["waiting"] = waiting_json(waiting);
-  if (!modes.threads_choice.is_null()) j["threads_choice"] = modes.threads_choice;
+  if (!modes.threads_choice.is_null()) {
+    j["threads_choice"] = modes.threads_choice;
+    note_capped_threads(j["threads_choice"], workers);
+  }
   j["num_csx"] = tc.num_csx;
   j["batch_size"] = tc.batch_size;
   j["first_step"] = first;

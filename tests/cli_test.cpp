@@ -44,6 +44,27 @@ TEST(Cli, RunWritesTheReport) {
               1e-6 * j["tile_cycles_per_second"].get<double>());
 }
 
+// --threads beyond what a mesh can use (a worker per row at most) runs on fewer, and the report
+// says so, as it does for the engine's own choice; a count it could use in full gets no note.
+TEST(Cli, AThreadCountTheMeshCannotUseIsNotedInTheReport) {
+  fs::path cfg = write("capped.yaml", "machine: wse2\nmesh: {width: 6, height: 5}\ngemv: {rows: 50, cols: 40, seed: 3}\n");
+  for (unsigned asked : {16u, 2u}) {
+    fs::path out = wse::test::process_scratch() / ("capped_" + std::to_string(asked));
+    fs::remove_all(out);
+    Output o = wse("run " + cfg.string() + " --threads " + std::to_string(asked) + " --out " + out.string());
+    ASSERT_EQ(o.code, 0) << o.text;
+    const nlohmann::json j = nlohmann::json::parse(std::ifstream(out / "report.json"));
+    EXPECT_EQ(j["threads_choice"]["asked"], asked);
+    if (asked == 16) {
+      EXPECT_EQ(j["threads"], 6);  // five rows: bands of its six columns instead (fabric/partition.hpp)
+      EXPECT_EQ(j["threads_choice"].value("note", ""), "--threads 16: the run used 6 (at most one worker per mesh row, or column, of each wafer; docs/performance.md)");
+    } else {
+      EXPECT_EQ(j["threads"], 2);
+      EXPECT_FALSE(j["threads_choice"].contains("note")) << j["threads_choice"];
+    }
+  }
+}
+
 struct BadConfig {
   const char* name;
   const char* yaml;
@@ -59,6 +80,8 @@ TEST(Cli, BadConfigsGiveAClearErrorAndExitCode2) {
       {"preset.yaml", "machine: wse9\ngemv: {rows: 4, cols: 4}\n", "machine preset 'wse9' not found"},
       {"too_big.yaml", "mesh: {width: 800}\ngemv: {rows: 4, cols: 4}\n", "field 'mesh.width': expected an integer in [1, 750]"},
       {"latency.yaml", "machine: {preset: wse2, hop_latency_cycles: 99}\ngemv: {rows: 4, cols: 4}\n", "hop_latency_cycles"},
+      {"elements.yaml", "machine: wse2\nmesh: {width: 8, height: 1}\nkernel: reduce\nreduce: {algorithm: chain, elements: 12277}\n",
+       "field 'reduce.elements': 12277 fp32 values per PE and the kernel's 48 bytes of its own do not fit 49152 bytes of SRAM (at most 12276"},
       {"banks.yaml", "machine: {preset: wse2, sram_banks: 16}\ngemv: {rows: 4, cols: 4}\n",
        "field 'sram_banks': 16, but the SIMD stride limits modelled are the SDK's for 8 banks"},
       {"task_ids.yaml", "machine: {preset: wse2, local_task_ids: 33}\ngemv: {rows: 4, cols: 4}\n", "field 'local_task_ids'"},

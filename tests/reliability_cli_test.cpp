@@ -204,7 +204,7 @@ TEST(ReliabilityCli, AnOutputNeverReplacesAPipeOrADevice) {
   fs::remove(fifo);
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const fs::path ck = dir() / "no_such_input.safetensors";  // refused before the input is read
-  for (const std::string output : {fifo.string(), std::string("/dev/null")}) {
+  for (const std::string& output : {fifo.string(), std::string("/dev/null")}) {
     Output o = wse("finalize-checkpoint --input " + ck.string() + " --output " + output);
     EXPECT_EQ(o.code, 2) << o.text;
     EXPECT_NE(o.text.find("--output " + output + ": exists and is not a regular file (a device, pipe or socket)"), std::string::npos) << o.text;
@@ -297,6 +297,11 @@ TEST(ReliabilityCli, ConfigValuesThatCannotWorkAreRefusedByName) {
        "field 'model.init.bias.value': expected a finite number within fp32's range"},
       {"scale.yaml", "model: {layers: [784, 16, 10], init: {weight: {kind: normal, scale: .nan}}}\n",
        "field 'model.init.weight.scale': expected a finite number within fp32's range"},
+      // A negative gain passed the loader and stopped the run as an internal error (exit 1).
+      {"gain.yaml", "model: {layers: [784, 16, 10], init: {weight: {kind: xavier_normal, gain: -1}}}\n",
+       "field 'model.init.weight.gain': expected a number >= 0, got '-1'"},
+      {"gain_b.yaml", "model: {layers: [784, 16, 10], init: {bias: {kind: xavier_uniform, gain: -0.5}}}\n",
+       "field 'model.init.bias.gain': expected a number >= 0"},
       {"twice.yaml", "training: {batch_size: 16, batch_size: 32}\n", "field 'training.batch_size' is given twice"},
       {"clock.yaml", "machine: {preset: wse2, clock_hz: .inf}\n", "field 'clock_hz': expected a positive, finite frequency"},
       // More samples than Fashion-MNIST holds (60,000 and 10,000) were cut to what it holds, without a word.
