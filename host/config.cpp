@@ -365,8 +365,7 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
   u32("dsd_pipeline_cycles", s.dsd_pipeline_cycles, MachineSpec::kMaxLatency);
   if (n["fabric_dsd_setup_cycles"])
     s.fabric_dsd_setup_cycles = uint32_t(count(n["fabric_dsd_setup_cycles"], where, "fabric_dsd_setup_cycles", 1000));
-  if (n["data_task_receive_cycles"])
-    s.data_task_receive_cycles = uint32_t(count(n["data_task_receive_cycles"], where, "data_task_receive_cycles", MachineSpec::kMaxLatency));
+  u32("data_task_receive_cycles", s.data_task_receive_cycles, MachineSpec::kMaxLatency);  // a task runs a cycle after its wavelet at the soonest
   u32("local_task_ids", s.local_task_ids, 32);  // (a PE keeps its local tasks in a 32-bit mask)
   u32("microthreads", s.microthreads, MachineSpec::kMaxMicrothreads);
   u32("pe_input_queues", s.pe_input_queues, MachineSpec::kMaxColours);

@@ -85,7 +85,7 @@ TEST(Cli, BadConfigsGiveAClearErrorAndExitCode2) {
       {"banks.yaml", "machine: {preset: wse2, sram_banks: 16}\ngemv: {rows: 4, cols: 4}\n",
        "field 'sram_banks': 16, but the SIMD stride limits modelled are the SDK's for 8 banks"},
       {"task_ids.yaml", "machine: {preset: wse2, local_task_ids: 33}\ngemv: {rows: 4, cols: 4}\n", "field 'local_task_ids'"},
-      {"receive.yaml", "machine: {preset: wse2, data_task_receive_cycles: 16}\ngemv: {rows: 4, cols: 4}\n", "field 'data_task_receive_cycles'"},
+      {"receive.yaml", "machine: {preset: wse2, data_task_receive_cycles: 0}\ngemv: {rows: 4, cols: 4}\n", "field 'data_task_receive_cycles'"},
       {"not_yaml.yaml", "gemv: [rows: 4\n", "not valid YAML"},
       {"sram.yaml", "mesh: {width: 1, height: 1}\ngemv: {rows: 300, cols: 300}\n", "PE (0,0): SRAM buffer 'A' needs"},
       {"limit.yaml", "mesh: {width: 2, height: 2}\ngemv: {rows: 20, cols: 20}\nrun: {max_cycles: 10}\n", "raise run.max_cycles"},

@@ -69,11 +69,11 @@ ReduceKernel::ReduceKernel(Wafer& wafer, const ReduceConfig& cfg) : wafer_(wafer
   if (tree && !std::has_single_bit(width_))
     throw ConfigError("reduce: the tree reduce needs a power-of-two row width (mesh.width), got " + std::to_string(width_));
   const uint64_t bytes = uint64_t(cfg.elements) * 4 + sizeof(ReduceVars) + 8;
-  if (bytes > wafer.spec().sram_bytes_per_pe)
+  const uint64_t own = sizeof(ReduceVars) + 8, sram = wafer.spec().sram_bytes_per_pe;
+  if (bytes > sram)
     throw ConfigError("field 'reduce.elements': " + std::to_string(cfg.elements) + " fp32 values per PE and the kernel's " +
-                      std::to_string(sizeof(ReduceVars) + 8) + " bytes of its own do not fit " +
-                      std::to_string(wafer.spec().sram_bytes_per_pe) + " bytes of SRAM (at most " +
-                      std::to_string((wafer.spec().sram_bytes_per_pe - sizeof(ReduceVars) - 8) / 4) + " on this machine)");
+                      std::to_string(own) + " bytes of its own do not fit " + std::to_string(sram) +
+                      " bytes of SRAM (at most " + std::to_string(sram > own ? (sram - own) / 4 : 0) + " on this machine)");
 
   program_.name = std::string("reduce_") + cfg.algorithm;
   program_.start_task = program_.local(reduce_task, "reduce");
