@@ -118,6 +118,26 @@ TEST(PeDsd, MemoryOpsComputeLikeTheHostAndCostTheirSimdWidth) {
   EXPECT_EQ(v.acc[0], sum);
 }
 
+// The SDK's SIMD-mode table for a memory op, hand-read (docs/machine-spec.md, note 6): @fadds is
+// 2 wide on WSE-2 and 4 on WSE-3; a stride of 8, 16, ... (the same bank every element) 1; a
+// stride of 1, 4 or 7 mod 8 other than 1 itself 2; a stride-0 destination (each element adds to
+// the one before) 1; a stride-0 source (one value, read once) not limited.
+TEST(PeDsd, SimdWidthFollowsTheSdksStrideTable) {
+  for (const MachineSpec& s : {test::wse2(), test::wse3()}) {
+    const uint32_t full = s.move_simd_fp32;
+    auto width = [&](int32_t dst_stride, int32_t b_stride) {
+      return dsd_simd_width(DsdOpCode::Add, ElemType::F32, ElemType::F32, ElemType::F32, mem1d(0, 8, dst_stride), mem1d(64, 8),
+                            mem1d(128, 8, b_stride), s);
+    };
+    EXPECT_EQ(width(1, 1), full) << s.name;
+    EXPECT_EQ(width(1, 0), full) << s.name;  // a broadcast source
+    EXPECT_EQ(width(0, 1), 1u) << s.name;    // a reduction
+    for (int32_t st : {8, 16, -8}) EXPECT_EQ(width(1, st), 1u) << s.name << " stride " << st;
+    for (int32_t st : {9, 4, 7, 12, -1}) EXPECT_EQ(width(1, st), std::min(full, 2u)) << s.name << " stride " << st;
+    for (int32_t st : {2, 3, 5, 6, 10}) EXPECT_EQ(width(1, st), full) << s.name << " stride " << st;
+  }
+}
+
 // ---- streaming ops and threads on a 2 x 1 row ----
 
 constexpr Colour kC = 3;

@@ -76,6 +76,33 @@ void wafer_2x2() {
   std::printf("wafer 2x2: %u wavelets, sum %g, %llu cycles\n", n, double(sum), (unsigned long long)run.cycles);
 }
 
+// A PE's fmacs rounds b * s before adding a (the machine's order, docs/pe-programming.md), even
+// compiled here, where the op's arithmetic is inlined under this project's flags (-march=native:
+// FMA instructions). -1 + (1 + 2^-12)^2 is 2^-11 with the product rounded (ties to even drop its
+// 2^-24), 2^-11 + 2^-24 fused.
+void mac_one(wse::PeContext& ctx) {
+  float* v = ctx.at<float>(0u);
+  ctx.fmacs(ctx.mem(v, 1), ctx.mem(v, 1), ctx.mem(v + 1, 1), v[2]);
+}
+
+void fmacs_rounds_its_product() {
+  using namespace wse;
+  Wafer w(MachineSpec{}, {1, 1});
+  Program p;
+  p.name = "mac";
+  p.start_task = p.local(mac_one, "mac");
+  w.load({0, 0}, &p);
+  w.allocate({0, 0}, "v", 12);
+  const float v[3] = {-1.0f, 1.0f + 0x1p-12f, 1.0f + 0x1p-12f};
+  std::memcpy(w.pe({0, 0}).sram.base(), v, sizeof v);
+  w.finalize(1);
+  w.run(1000);
+  float got = 0;
+  std::memcpy(&got, w.pe({0, 0}).sram.base(), sizeof got);
+  check(got == 0x1p-11f, "fmacs rounds its product before the add (no fused multiply-add)");
+  std::printf("fmacs: -1 + (1 + 2^-12)^2 = %a\n", double(got));
+}
+
 void weight_stream() {
   using namespace wse;
   const float weight[2 * 3] = {1, 2, 3, 4, 5, 6};  // in = 2, out = 3, row-major
@@ -128,6 +155,7 @@ int main() {
   try {
     wafer_2x2();
     weight_stream();
+    fmacs_rounds_its_product();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "FAIL: exception: %s\n", e.what());
     return 1;
