@@ -20,13 +20,22 @@ MemoryXActor::MemoryXActor(MemoryX& mx, const FcLayout& layout, const ClusterSha
   update_span_.assign(layers, kNoSpan);
   last_grads_.resize(layers);
   next_train_step_ = mx.step();
+  // The masks are static (set when MemoryX is built): counted once.
+  for (size_t l = 0; l < layers; ++l) {
+    uint64_t kept = 0;
+    for (size_t p : {2 * l, 2 * l + 1}) {
+      const std::vector<uint8_t>& mask = mx.param_mask(p);
+      kept += mask.empty() ? mx.param(p).size() : uint64_t(std::count_if(mask.begin(), mask.end(), [](uint8_t k) { return k != 0; }));
+    }
+    kept_.push_back(kept);
+  }
 }
 
 Cycle MemoryXActor::update_cycles(size_t l) const {
-  // Read: weight, gradient and each optimizer state; write: weight and states (fp32).
-  const uint64_t numel = mx_.param(2 * l).size() + mx_.param(2 * l + 1).size();
+  // Read: weight, gradient and each optimizer state; write: weight and states (fp32); for the
+  // weights the optimizer updates, which a sparse layer's mask makes its kept ones.
   const uint64_t states = mx_.states(2 * l).size();
-  const double bytes = double(numel) * 4.0 * double(3 + 2 * states);
+  const double bytes = double(kept_[l]) * 4.0 * double(3 + 2 * states);
   return Cycle(std::ceil(bytes / machine_.memoryx_update_bytes_per_cycle));
 }
 

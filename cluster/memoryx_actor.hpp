@@ -11,7 +11,8 @@
 // between steps the update of the first layer, whose gradient comes last, is exposed.
 //
 // The update takes the bytes the optimizer reads and writes (weights, gradient, optimizer states,
-// fp32) at memoryx_update_bytes_per_cycle, one layer after another.
+// fp32) at memoryx_update_bytes_per_cycle, one layer after another: of the kept weights only in a
+// sparse layer (MemoryX holds it compressed and the optimizer skips the pruned ones).
 #include <map>
 #include <vector>
 
@@ -84,6 +85,7 @@ class MemoryXActor : public Actor {
   std::vector<uint64_t> updated_step_;
   std::vector<bool> updated_any_;
   std::vector<Cycle> update_end_;
+  std::vector<uint64_t> kept_;  // per layer: weights and biases the optimizer updates (the masks' kept ones)
   std::vector<SpanId> update_span_;
   Cycle optimizer_free_ = 0;
   SpanId optimizer_span_ = kNoSpan;

@@ -1,5 +1,6 @@
 #pragma once
-// How the mesh is shared among worker threads: bands of whole rows, dealt to the workers in turn.
+// How the mesh is shared among worker threads: bands of whole rows, a band of every round of
+// `workers` bands to each worker, the heaviest to the least loaded.
 // Several bands per worker keep the load even when work sweeps across the mesh as a wave (a
 // multicast running south, partial sums running east): each worker always holds some of the
 // rows the wave is in. Bands hold equal shares of the work the kernel placed on the mesh (known

@@ -108,6 +108,27 @@ TEST_P(ClosedForm, StepTimeMatchesWithinFivePercent) {
 
 INSTANTIATE_TEST_SUITE_P(Wafers, ClosedForm, ::testing::Values(1u, 4u, 16u));
 
+// A sparse layer's update moves its kept weights only (MemoryX holds it compressed and the
+// optimizer skips the pruned ones): at sparsity 0.9, fc1's 256 x 128 weights keep
+// 32768 - round(0.9 x 32768) = 3277, and its 128 biases (never selected) stay dense.
+TEST(ClusterStepTime, ASparseLayersUpdateMovesItsKeptWeightsOnly) {
+  RunConfig cfg = base_config(1);
+  const Cluster dense(cluster_config(cfg), 1);
+  cfg.train.memoryx.sparsity.enabled = true;
+  cfg.train.memoryx.sparsity.level = 0.9;
+  cfg.train.memoryx.encoding = StreamEncoding::Sparse;
+  const ClusterConfig c = cluster_config(cfg);
+  const Cluster sparse(c, 1);
+  const double rate = c.machine.memoryx_update_bytes_per_cycle, per_weight = 4.0 * (3 + 2 * 1);  // sgd with momentum: one state
+  EXPECT_EQ(dense.update_cycles(0), Cycle(std::ceil((256.0 * 128 + 128) * per_weight / rate)));
+  EXPECT_EQ(sparse.update_cycles(0), Cycle(std::ceil((3277.0 + 128) * per_weight / rate)));
+  // And the step's critical path ends with that update.
+  const Training t = train(c, 1);
+  const nlohmann::json& last = t.timeline["critical_path"].back();
+  EXPECT_EQ(last["what"], "update fc1");
+  EXPECT_EQ(last["cycles"].get<uint64_t>(), sparse.update_cycles(0));
+}
+
 TEST(ClusterStepTime, ASlowMemoryXIsStreamBoundAndSaysSo) {
   ClusterConfig c = cluster_config(base_config(1));
   c.machine.memoryx_bytes_per_cycle = 0.5;  // 1/350 of the preset's

@@ -118,6 +118,24 @@ TEST(WeightStream, SparseCarriesExactlyTheMasksKeptPositions) {
   EXPECT_EQ(positions, (std::vector<uint32_t>{0, 2, 3, 5, 6, 7}));  // bias row (no mask): both kept
 }
 
+TEST(WeightStream, SparseWithoutAMaskCarriesEveryWeightZerosIncluded) {
+  // A parameter the sparsity block leaves dense (here all of them: no mask) is streamed whole: a
+  // weight or bias that is 0 now, or rounds to 0 in fp16, must still get its gradient. (Sending
+  // only the nonzeros froze zero-initialised biases of every sparse run.)
+  std::vector<float> w = {0, 2, 1e-9f, 0, 5, 6}, b = {0, 8};
+  LayerView view{"fc", 0, 3, 2, w.data(), b.data()};
+  DecodedStream d = decode_weight_stream(*encode_weight_streams(view, 0, StreamPass::Forward, StreamEncoding::Sparse, {{0, 4}})[0], "t");
+  std::vector<uint32_t> positions;
+  for (size_t i = 1; i < d.words.size(); ++i) positions.push_back(d.words[i] >> 16);
+  EXPECT_EQ(positions, (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(d.weights, 8u);
+  EXPECT_EQ(stream_words(view, StreamPass::Forward, StreamEncoding::Sparse, {0, 4}), 8u);
+  // A bias mask of its own prunes only its own zeros.
+  std::vector<uint8_t> bm = {0, 1};
+  view.bias_mask = bm.data();
+  EXPECT_EQ(stream_words(view, StreamPass::Forward, StreamEncoding::Sparse, {0, 4}), 7u);
+}
+
 TEST(WeightStream, CorruptOrTruncatedBuffersAreClearErrors) {
   std::vector<float> w(12, 0.5f), b(3, 0.1f);
   LayerView view{"fc", 0, 4, 3, w.data(), b.data()};

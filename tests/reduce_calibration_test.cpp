@@ -76,12 +76,43 @@ TEST(ReduceCalibration, TreeOn512PesWithin1PercentOfSimfabricAtEveryN) {
 }
 
 TEST(ReduceCalibration, TreeSwitchesEveryRouterItShould) {
-  // Every PE but PE 0 turns its send colour into a relay once it has sent (the east-most has no
-  // switch there); every receiver but PE 0 turns its receive colour into a relay after its last
-  // receive, and leaves that never receive switch their relay once when a control passes.
-  const Reduced r = reduce("tree", 16, 4);
-  expect_sums(r, 16);
-  EXPECT_GT(r.advances, 14u);
+  // On a 16-wide row, routers 1 .. 14 have a switch on both colours (PE 0 and PE 15 none). Every
+  // PE but PE 0 turns its send colour into a relay once it has sent (by .advance_switch on its
+  // last wavelet, or by the control wavelet it sends, which passes its own router first): 14
+  // advances. Every receiver but PE 0 turns its receive colour into a relay after its last
+  // receive (the control of its last sender reaches it), and the leaves, which never receive
+  // (odd x), switch their relay once when a control passes them: all but the relays no send
+  // ever crosses. Worked through the tree (colour by the parity of x's bit count, PE x receiving
+  // trailing_ones(15 - x) vectors, then sending to PE x - 2^that): PE 1's receive colour ends at
+  // PE 0, where nothing arrives (the kernel routes it so); on PE 7's (colour 5), every send from
+  // the east stops before it, at PE 8 (PE 9's, 10's, 12's) or PE 14 (PE 15's); on PE 9's
+  // (colour 4), at PE 10 (PE 11's) or PE 12 (PE 13's, 14's); on PE 13's (colour 5), at PE 14
+  // (PE 15's). So 10 receive-colour advances, 24 in all.
+  Wafer wafer(wse2(), {16, 1});
+  ReduceKernel k(wafer, {"tree", 4, 1});
+  wafer.finalize(1);
+  EXPECT_FALSE(wafer.run(10'000'000).engine.hit_cycle_limit);
+  ASSERT_TRUE(k.finished());
+  uint64_t total = 0;
+  for (uint32_t x = 0; x < 16; ++x) {
+    const bool odd = std::popcount(x) & 1;
+    const Colour recv = odd ? ReduceKernel::kColourB : ReduceKernel::kColourA, send = odd ? ReduceKernel::kColourA : ReduceKernel::kColourB;
+    const Router* r = wafer.mesh().router(x);
+    ASSERT_NE(r, nullptr);
+    const LaneExt *rs = r->lane_ext(recv), *ss = r->lane_ext(send);
+    if (x == 0 || x == 15) {
+      EXPECT_TRUE(!(rs && rs->has_switch) && !(ss && ss->has_switch)) << "PE " << x << " has no switch";
+      continue;
+    }
+    ASSERT_TRUE(rs && ss) << "PE " << x;
+    EXPECT_EQ(ss->advances, 1u) << "PE " << x << "'s send colour";
+    const bool crossed_by_nothing = x == 1 || x == 7 || x == 9 || x == 13;
+    EXPECT_EQ(rs->advances, crossed_by_nothing ? 0u : 1u) << "PE " << x << "'s receive colour";
+    total += rs->advances + ss->advances;
+  }
+  EXPECT_EQ(total, 24u);
+  EXPECT_EQ(k.switch_advances(), 24u);
+  expect_sums({k.reduce_cycles(), k.result(), k.host_sum(), k.exact_sum(), k.switch_advances()}, 16);
 }
 
 TEST(ReduceCalibration, SumsAreRightOnOtherWidthsAndSeeds) {

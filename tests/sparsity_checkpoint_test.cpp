@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
 
 #include "host/checkpoint_command.hpp"
 #include "memoryx/memoryx.hpp"
@@ -183,10 +184,24 @@ TEST(SparseCheckpoint, FinalizeTurnsEverySentinelIntoZero) {
       else EXPECT_EQ(a, b);
     }
   EXPECT_EQ(c.metadata, before.metadata);
+  Checkpoint finalized = c;  // (a MemoryX takes its checkpoint's tensors)
   // A finalized checkpoint carries no pattern: a dense run resumes from it without complaint.
   MemoryX dense(config({}), kLayers, &c);
   EXPECT_TRUE(dense.mask(0).empty());
   EXPECT_TRUE(dense.sparsified().empty());
+  // Nor does a sparse run that selects only fc1: fc2 is dense, and its zeros (the sentinels just
+  // finalized) are streamed, so they get gradients (sparse streams sent only an unmasked
+  // parameter's nonzeros, which kept the old pattern as a hidden mask).
+  MemoryXConfig only_fc1 = config(0.5);
+  only_fc1.encoding = StreamEncoding::Sparse;
+  only_fc1.sparsity.patterns = std::vector<SparsityPattern>{{"fc1\\.weight", std::regex("fc1\\.weight"), {}, {}, {}}};
+  MemoryX sp(only_fc1, kLayers, &finalized);
+  EXPECT_FALSE(sp.mask(0).empty());
+  EXPECT_TRUE(sp.mask(1).empty());
+  EXPECT_EQ(std::count(sp.weight(1).data.begin(), sp.weight(1).data.end(), 0.0f), 20) << "fc2's finalized zeros";
+  uint64_t words = 0;
+  for (const auto& s : sp.stream(1, StreamPass::Backward, {{0, 11}})) words += decode_weight_stream(*s, "fc2").weights;
+  EXPECT_EQ(words, 11u * 4) << "every weight of fc2 and its bias";
 }
 
 }  // namespace

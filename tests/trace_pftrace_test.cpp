@@ -180,13 +180,16 @@ TEST(TracePftrace, DecodesAndAgreesWithTheWaferAndTheDump) {
   uint64_t sram_now = 0;
   for (const Pe& pe : g.wafer.pes()) sram_now += pe.sram.bytes_in_use();
   EXPECT_EQ(d.value_at(d.find("SRAM bytes in use (wafer)"), g.view.interval_starts[n - 1]), sram_now);
+  uint32_t colour_tracks = 0;  // (a renamed track would otherwise leave this loop checking nothing)
   for (uint32_t c = 0; c < g.view.colours; ++c) {
     const uint64_t t = d.find("/c" + std::to_string(c) + " wavelets per cycle");
     if (!t) continue;
+    ++colour_tracks;
     for (size_t k = 0; k < n; ++k)
       EXPECT_DOUBLE_EQ(d.value_at(t, g.view.interval_starts[k]),
                        double(g.view.colour_metrics[0].frames[k][c]) / double(g.view.interval_length(k)));
   }
+  EXPECT_GT(colour_tracks, 0u);
 
   // Stream phases: MemoryX's ingress stream, then the results leaving to the host.
   const auto& in = d.on(d.find("Streams (MemoryX, host)/MemoryX"));

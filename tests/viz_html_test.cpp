@@ -149,6 +149,7 @@ TEST(VizHtml, EmbedsLinksPerColourAndTimelines) {
   uint32_t block = 0;
   const json s = embedded(render_html_viewer(d, tile_metrics(d), small, &block));
   ASSERT_EQ(block, 2u);
+  ASSERT_FALSE(s["fabric"]["links"].empty());
   for (size_t i = 0; i < s["fabric"]["links"].size(); ++i) {
     const uint32_t cx = s["fabric"]["links"][i][0], cy = s["fabric"]["links"][i][1], dir = s["fabric"]["links"][i][2];
     uint32_t want = 0;

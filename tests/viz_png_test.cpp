@@ -186,7 +186,10 @@ TEST(VizWrite, WritesAPngPerMetricFramesAndTheViewer) {
   // The run picture of a count is the sum over intervals; of a level (bytes), the maximum.
   Decoded png = read_png(dir / "fmac_cycles.png");
   EXPECT_GT(png.width, 48u * 8);
-  const auto total = run_summary(d.pe_metrics[0], 48 * 32);
+  // (Summed here by hand, not by run_summary(), which write_viz itself calls.)
+  std::vector<uint32_t> total(48 * 32, 0);
+  for (const auto& f : d.pe_metrics[0].frames)
+    for (size_t i = 0; i < total.size(); ++i) total[i] += f[i];
   const double hi = *std::max_element(total.begin(), total.end());
   HeatmapSpec probe;  // same geometry as write_viz used, to find the cells
   probe.width = 48, probe.height = 32, probe.values = total, probe.title = "x", probe.scale = {0, hi};
@@ -194,7 +197,23 @@ TEST(VizWrite, WritesAPngPerMetricFramesAndTheViewer) {
   for (auto [x, y] : {std::pair{0u, 0u}, {47u, 31u}, {20u, 9u}})
     EXPECT_EQ(png.at(L.pe_px_x(x), L.pe_px_y(y)), (ColourScale{0, hi}.colour(total[y * 48 + x])));
   EXPECT_TRUE(is_level(d.pe_metrics[1]));
-  EXPECT_EQ(run_summary(d.pe_metrics[1], 48 * 32)[0], d.pe_metrics[1].frames.back()[0]);
+  {
+    // A level's run picture is its largest value over the intervals, cell by cell.
+    uint32_t level_max = 0;
+    for (const auto& f : d.pe_metrics[1].frames) level_max = std::max(level_max, f[0]);
+    EXPECT_EQ(run_summary(d.pe_metrics[1], 48 * 32)[0], level_max);
+    Decoded level_png = read_png(dir / (r.metrics[1] + ".png"));
+    std::vector<uint32_t> levels(48 * 32, 0);
+    for (const auto& f : d.pe_metrics[1].frames)
+      for (size_t i = 0; i < levels.size(); ++i) levels[i] = std::max(levels[i], f[i]);
+    const double lhi = *std::max_element(levels.begin(), levels.end());
+    ASSERT_GE(lhi, 1.0);
+    HeatmapSpec lprobe;
+    lprobe.width = 48, lprobe.height = 32, lprobe.values = levels, lprobe.title = "x", lprobe.scale = {0, lhi};
+    const HeatmapLayout LL = render_heatmap(lprobe).layout;
+    for (auto [x, y] : {std::pair{0u, 0u}, {47u, 31u}, {20u, 9u}})
+      EXPECT_EQ(level_png.at(LL.pe_px_x(x), LL.pe_px_y(y)), (ColourScale{0, lhi}.colour(levels[y * 48 + x]))) << r.metrics[1];
+  }
 
   // A frame is on the scale of the largest value of any interval.
   Decoded f3 = read_png(dir / "frames" / "fmac_cycles_0003.png");

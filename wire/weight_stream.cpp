@@ -72,7 +72,7 @@ std::vector<SharedBuffer> encode_weight_streams(const LayerView& layer, uint64_t
         case StreamEncoding::Sparse:
           for (uint32_t n = 0; n < out_n; ++n) {
             const uint32_t h = half_bits(row[n]);
-            if (!LayerView::kept(mask, n, uint16_t(h))) continue;
+            if (!LayerView::kept(mask, n)) continue;
             const uint64_t p = pos + n;
             too_far |= p > 0xffff;
             payload.push_back(h | uint32_t(p << 16));

@@ -28,7 +28,10 @@ struct LayerView {
   uint32_t in = 0, out = 0;
   const float* weight = nullptr;
   const float* bias = nullptr;
-  // Sparse streams carry the kept positions (1 = kept); without a mask, the nonzero ones.
+  // Sparse streams carry the kept positions (1 = kept); without a mask, every position. A
+  // parameter the sparsity block leaves dense (a bias, a layer no pattern selects, one whose
+  // level prunes nothing) is dense: each weight, 0 or not, is sent and gets its gradient (a
+  // weight that is 0 now need not stay 0). Only a mask prunes; `from_zeros` makes one of the zeros.
   const uint8_t* weight_mask = nullptr;
   const uint8_t* bias_mask = nullptr;
   // Row k of the (in + 1) x out matrix (k == in: the bias), and its mask row (null: no mask).
@@ -38,11 +41,9 @@ struct LayerView {
     return weight_mask ? weight_mask + size_t(k) * out : nullptr;
   }
   float at(uint32_t k, uint32_t n) const { return row(k)[n]; }
-  // Whether a sparse stream carries weight (k, n); `half` is its fp16 bits.
-  static bool kept(const uint8_t* mask_row, uint32_t n, uint16_t half) {
-    return mask_row ? mask_row[n] != 0 : (half & 0x7fffu) != 0;  // without a mask: not a zero in fp16
-  }
-  bool kept(uint32_t k, uint32_t n) const { return kept(mask_row(k), n, float_to_half_bits(at(k, n))); }
+  // Whether a sparse stream carries weight (k, n): the mask's kept positions, every one without.
+  static bool kept(const uint8_t* mask_row, uint32_t n) { return !mask_row || mask_row[n] != 0; }
+  bool kept(uint32_t k, uint32_t n) const { return kept(mask_row(k), n); }
 };
 
 struct StreamSlice {
