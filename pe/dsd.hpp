@@ -71,7 +71,7 @@ struct OpOptions {
   bool async = false;       // run on a microthread; the issuing task goes on at once
   int8_t microthread = -1;  // which one (-1: the lowest free one)
   TaskRef activate;         // on completion: activate this local task ...
-  TaskRef unblock;          // ... and/or unblock this task
+  TaskRef unblock;          // ... or unblock this task (at most one of the two: the SDK's rule)
 };
 
 enum class DsdOpCode : uint8_t { Mov, Add, Sub, Mul, Mac, Neg, Max, Cvt };

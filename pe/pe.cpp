@@ -600,6 +600,11 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
       bad("operand lengths differ: the destination has " + std::to_string(n) + " elements, a source " +
           std::to_string(d.length));
   }
+  // The SDK's limits on an op: a DSD's extent is a u16, and an op may activate or unblock a task
+  // on completion, not both ("At most one of activate or unblock may be specified").
+  if (n > 0xffff) bad("a DSD of " + std::to_string(n) + " elements: a DSD's extent is a u16 (at most 65535)");
+  if (op.opts.activate.kind != TaskRef::None && op.opts.unblock.kind != TaskRef::None)
+    bad("both activate and unblock are set: an op may do one of them on completion (the SDK's rule)");
   op.length = n;
   if (n == 0) return;
   bool fabric = false;

@@ -375,6 +375,11 @@ void too_many_async(PeContext& ctx) {
   for (int k = 0; k < 3; ++k) ctx.fmovs(ctx.mem(row(ctx).acc + k, 1), ctx.mem(row(ctx).buf, 1), {.async = true});
 }
 void lengths_differ(PeContext& ctx) { ctx.fadds(ctx.mem(row(ctx).acc, 4), ctx.mem(row(ctx).buf, 4), ctx.mem(row(ctx).buf, 3)); }
+// The SDK's limits: a DSD's extent is a u16; an op activates or unblocks on completion, not both.
+void extent_beyond_u16(PeContext& ctx) { ctx.fmovs(fabout(kC, 65536), scalar_f32(1.0f)); }
+void activates_and_unblocks(PeContext& ctx) {
+  ctx.fmovs(fabout(kC, 4), ctx.mem(row(ctx).buf, 4), {.async = true, .activate = TaskRef::local(0), .unblock = TaskRef::data(kC)});
+}
 
 TEST(PeDsd, BadProgramsGetClearErrorsNamingThePeTaskAndOp) {
   expect_program_error<reads_undelivered_colour>({"PE (0,0)", "'the_task'", "@fmovs", "reads colour 7", "no route with tx RAMP"});
@@ -384,6 +389,8 @@ TEST(PeDsd, BadProgramsGetClearErrorsNamingThePeTaskAndOp) {
   expect_program_error<too_many_async>({"PE (0,0)", "'the_task'", "more asynchronous ops in flight than the 2 microthreads"}, 2);
   expect_program_error<sixteen_behind_a_stream>({"PE (0,0)", "'the_task'", "more than 16 ops and task actions queued"});
   expect_program_error<lengths_differ>({"PE (0,0)", "@fadds", "operand lengths differ", "4 elements, a source 3"});
+  expect_program_error<extent_beyond_u16>({"PE (0,0)", "@fmovs", "65536 elements", "extent is a u16 (at most 65535)"});
+  expect_program_error<activates_and_unblocks>({"PE (0,0)", "'the_task'", "both activate and unblock", "one of them"});
 }
 
 TEST(PeDsd, APeThatReceivesOrSendsOnMoreColoursThanItHasQueuesIsRefused) {
