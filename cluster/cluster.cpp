@@ -129,7 +129,7 @@ StepResult Cluster::train_step(const float* x, const uint8_t* labels, const floa
   // From the previous step's end, or from the end of evaluation batches run since (the machine
   // was busy with those, not with this step).
   r.cycles = e->end - std::min(e->end, std::max(before ? before->end : 0, eval_end_));
-  r.detailed = cfg_.detail.detailed(s);
+  r.detailed = cfg_.detail.detailed(s, first_step_);
   return r;
 }
 

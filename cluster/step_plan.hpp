@@ -39,16 +39,19 @@ inline std::vector<PassKey> step_passes(size_t layers, bool eval) {
 
 // Which steps the wafers run cycle by cycle (`training.detail`); the others run functionally
 // (kernels/fc/fc_functional.hpp: the same numbers, each pass timed as its last cycle-level run).
-// Sampled: the first `first` steps and every step whose number (from 1) is a multiple of `every`.
+// Sampled: the first `first` steps, every step whose number (from 1) is a multiple of `every`,
+// and the run's own first step (`run_first`: 0, or the step a resumed run starts at), so that a
+// functional step always has a cycle-level run to be timed as (with none, its passes took a cycle
+// each: a resumed run, or one with `first: 0`, came out whole steps short on the cluster's clock).
 // Evaluation batches run cycle by cycle only with `all`.
 struct DetailPolicy {
   enum class Mode : uint8_t { All, None, Sampled };
   Mode mode = Mode::All;
   uint64_t every = 0, first = 0;
-  bool detailed(uint64_t step) const {
+  bool detailed(uint64_t step, uint64_t run_first) const {
     if (mode == Mode::All) return true;
     if (mode == Mode::None) return false;
-    return step < first || (every && (step + 1) % every == 0);
+    return step == run_first || step < first || (every && (step + 1) % every == 0);
   }
   bool eval_detailed() const { return mode == Mode::All; }
 };

@@ -18,6 +18,7 @@ WaferActor::WaferActor(FcWafer& fc, const FcLayout& layout, const ClusterShape& 
       shape_(shape),
       retain_(retain_last_layer),
       detail_(detail),
+      first_step_(first_step),
       weights_step_(first_step) {}
 
 std::string WaferActor::waiting_on() const {
@@ -56,7 +57,7 @@ void WaferActor::advance() {
       fc_.set_collecting(!eval_);
       // The whole step, its batch included, at one level: a cycle-level step starts from SRAM it
       // loads itself, whatever the steps before it ran as.
-      fc_.set_detailed(eval_ ? detail_.eval_detailed() : detail_.detailed(step_));
+      fc_.set_detailed(eval_ ? detail_.eval_detailed() : detail_.detailed(step_, first_step_));
     }
     if (stage_ == 0) {
       run_input();

@@ -43,6 +43,7 @@ class WaferActor : public Actor {
   const ClusterShape& shape_;
   bool retain_;
   DetailPolicy detail_;
+  uint64_t first_step_;  // the run's first training step (a resumed run's is its checkpoint's)
   LinkId up_ = 0, to_worker_ = 0;
   std::deque<Message> inputs_, heads_, resumes_;
   // The step in progress.

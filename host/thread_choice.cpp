@@ -18,7 +18,7 @@ void note_capped_threads(nlohmann::json& choice, unsigned used) {
   const nlohmann::json& asked = choice["asked"];
   if (!asked.is_number_unsigned() || asked.get<unsigned>() <= used || choice.contains("note")) return;
   choice["note"] = "--threads " + std::to_string(asked.get<unsigned>()) + ": the run used " + std::to_string(used) +
-                   " (at most one worker per mesh row, or column, of each wafer; docs/performance.md)";
+                   " (wafers share the threads evenly, each mesh taking at most one worker per row, or column; docs/performance.md)";
 }
 
 nlohmann::json threads_choice_json(const ThreadChoice& c, unsigned used) {

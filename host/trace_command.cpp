@@ -171,13 +171,14 @@ struct LayerTraceObserver : KernelObserver {
   }
 };
 
-void say_tracing(const RunConfig& cfg, const TraceOptions& opt, const std::string& layer) {
+// `threads`: what the traced wafer's mesh is given (a training config's wafers share the count).
+void say_tracing(const RunConfig& cfg, const TraceOptions& opt, const std::string& layer, unsigned threads) {
   std::printf("wse: tracing %s (layer %s, %s) every %llu cycles, %u thread(s)\n", opt.config.c_str(), layer.c_str(), opt.pass.c_str(),
-              (unsigned long long)opt.interval, Partition::workers_for(cfg.mesh, opt.threads));
+              (unsigned long long)opt.interval, Partition::workers_for(cfg.mesh, threads));
   std::fflush(stdout);
 }
 
-TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt) {
+TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt, const ThreadChoice& choice) {
   const TrainConfig& tc = cfg.train;
   size_t layer = tc.layers.size();
   for (size_t l = 0; l + 1 < tc.layers.size(); ++l)
@@ -188,10 +189,11 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt) 
   IdxInfo data_info = inspect_idx_dataset(tc.data_dir, "train");  // before any work
   if (data_info.count < tc.batch_size) throw UsageError("dataset in " + tc.data_dir.string() + " holds fewer samples than one batch");
   OutputDir out(opt.out, {"--out", opt.overwrite, false, opt.command});
-  say_tracing(cfg, opt, opt.layer);
   ClusterConfig cc = cluster_config(cfg);
   cc.detail = {};  // the traced step runs cycle by cycle, whatever training.detail says
   Cluster trainer(cc, opt.threads);
+  // The wafers share the threads (only wafer 0's pass is traced, but each runs its step).
+  say_tracing(cfg, opt, opt.layer, trainer.wafer_threads());
   LayerTraceObserver observer(cfg, opt, out, layer, opt.pass == "bwd");
   trainer.set_observer(&observer);
   Dataset data = load_idx_dataset(tc.data_dir, "train", tc.batch_size, "config " + cfg.source.string() + ": field 'training.batch_size'");
@@ -216,6 +218,8 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt) 
   else sink = std::make_unique<PftraceWriter>(r.cluster_file);
   const ClusterTraceStats cs = write_cluster_trace(*sink, step, cfg.machine.name);
   r.cluster_bytes = sink->bytes_written(), r.cluster_slices = cs.slices;
+  // Why the traced wafer has the workers it has (a training config's wafers share the count asked).
+  r.report["threads_choice"] = threads_choice_json(choice, trainer.runtime_threads() * Partition::workers_for(cfg.mesh, trainer.wafer_threads()));
   r.report["cluster_trace"] = {{"file", r.cluster_file.filename().string()}, {"bytes", r.cluster_bytes}, {"actors", cs.actors},
                                {"slices", cs.slices}, {"step", step.at("step")}, {"step_cycles", step.at("cycles")},
                                {"critical_cycles_by_actor", step.at("critical_cycles_by_actor")}};
@@ -256,7 +260,7 @@ TraceResult run_trace(const TraceOptions& asked) {
   const KernelKind& kind = kernel_kind(cfg.kernel, "config " + cfg.source.string());
   if (kind.training) {
     if (opt.layer.empty()) throw UsageError("--layer is required for a training config (fc1, fc2, ...)");
-    return trace_training_layer(cfg, opt);
+    return trace_training_layer(cfg, opt, choice);
   }
   // A single-run kernel (GEMV, reduce) is one layer: the whole kernel.
   if (!opt.layer.empty() && opt.layer != cfg.kernel)
@@ -270,7 +274,7 @@ TraceResult run_trace(const TraceOptions& asked) {
   std::unique_ptr<PlacedKernel> kernel = kind.place(wafer, *cfg.kernel_config);
   choice = fit_to_kernel(choice, wafer);
   opt.threads = choice.threads;
-  say_tracing(cfg, opt, cfg.kernel);
+  say_tracing(cfg, opt, cfg.kernel, opt.threads);
   wafer.finalize(opt.threads);
 
   ActivityRecorder rec(wafer, {cfg.kernel, opt.pass}, opt.interval);

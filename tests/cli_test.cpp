@@ -57,7 +57,7 @@ TEST(Cli, AThreadCountTheMeshCannotUseIsNotedInTheReport) {
     EXPECT_EQ(j["threads_choice"]["asked"], asked);
     if (asked == 16) {
       EXPECT_EQ(j["threads"], 6);  // five rows: bands of its six columns instead (fabric/partition.hpp)
-      EXPECT_EQ(j["threads_choice"].value("note", ""), "--threads 16: the run used 6 (at most one worker per mesh row, or column, of each wafer; docs/performance.md)");
+      EXPECT_EQ(j["threads_choice"].value("note", ""), "--threads 16: the run used 6 (wafers share the threads evenly, each mesh taking at most one worker per row, or column; docs/performance.md)");
     } else {
       EXPECT_EQ(j["threads"], 2);
       EXPECT_FALSE(j["threads_choice"].contains("note")) << j["threads_choice"];

@@ -25,10 +25,11 @@ using wse::test::wse;
 
 fs::path dir() { return wse::test::scratch_dir("wse_interrupt_test"); }
 
-// 10 steps of 16 samples on a 4 x 2 mesh, Adam (so the optimizer's step count matters too).
+// 10 steps of 16 samples on a 4 x 2 mesh, Adam (so the optimizer's step count matters too); the
+// first step cycle by cycle, the others functionally (the same bits, timed as the first).
 const char* kConfig =
     "machine: wse2\nmesh: {width: 4, height: 2}\nkernel: fc_train\nmodel: {layers: [784, 16, 10]}\n"
-    "data: {train_samples: 160, eval_samples: 32}\ntraining: {batch_size: 16, log_every: 1, max_steps: 10}\n"
+    "data: {train_samples: 160, eval_samples: 32}\ntraining: {batch_size: 16, log_every: 1, max_steps: 10, detail: {every: 100, first: 1}}\n"
     "optimizer: {kind: adam, lr: 0.01}\n";
 
 std::string slurp(const fs::path& p) {
@@ -100,6 +101,16 @@ TEST(Interrupt, SigintFinishesTheStepCheckpointsItAndTheResumedRunIsBitIdentical
   EXPECT_EQ(rb["steps"], 6);
   for (size_t k = 0; k < 6; ++k) EXPECT_EQ(ra["loss_per_step"][4 + k], rb["loss_per_step"][k]) << "step " << 5 + k;
   EXPECT_EQ(ra["test_accuracy"], rb["test_accuracy"]);
+  // The resumed run's first step runs on the mesh too (its functional steps need a cycle-level
+  // run to be timed as; with none they took a cycle a pass), so steps 5 to 10 take the
+  // uninterrupted run's cycles on the cluster's clock, but for the pipeline's new start.
+  EXPECT_EQ(ra["detail"]["detailed_step_numbers"], nlohmann::json::array({1}));
+  EXPECT_EQ(rb["detail"]["detailed_step_numbers"], nlohmann::json::array({5}));
+  uint64_t straight_cycles = 0, resumed_cycles = 0;
+  for (const auto& t : ra["timeline"])
+    if (t["step"].get<uint64_t>() >= 5) straight_cycles += t["cycles"].get<uint64_t>();
+  for (const auto& t : rb["timeline"]) resumed_cycles += t["cycles"].get<uint64_t>();
+  EXPECT_NEAR(double(resumed_cycles), double(straight_cycles), 0.03 * double(straight_cycles)) << resumed_cycles << " vs " << straight_cycles;
 }
 
 TEST(Interrupt, SigtermToo) {

@@ -73,6 +73,23 @@ TEST(TraceCli, WritesDumpTraceAndReportWithCongestion) {
   EXPECT_EQ(microthread_tracks, 2 * 3);  // each receives x on a microthread
 }
 
+// Two wafers share the threads asked: the traced wafer's mesh gets its share, and the line and the
+// report say what it got (the line said the count asked, 3, where the mesh ran on 1).
+TEST(TraceCli, ATwoWaferConfigSaysTheThreadsItsWaferGot) {
+  fs::path cfg = wse::test::write_file(dir() / "fc2w.yaml",
+                                       "machine: wse2\nmesh: {width: 4, height: 3}\nkernel: fc_train\nmodel: {layers: [784, 16, 10]}\n"
+                                       "data: {train_samples: 48, eval_samples: 16}\ntraining: {batch_size: 12, num_csx: 2}\n"
+                                       "optimizer: {kind: sgd, lr: 0.1}\n");
+  fs::path out = wse::test::fresh_dir(dir() / "fc2w_out");
+  Output o = wse("trace " + cfg.string() + " --layer fc1 --threads 3 --out " + out.string());
+  ASSERT_EQ(o.code, 0) << o.text;
+  EXPECT_NE(o.text.find("every 1000 cycles, 1 thread(s)"), std::string::npos) << o.text;  // 3 over 2 wafers: 1 each
+  nlohmann::json r = nlohmann::json::parse(std::ifstream(out / "report.json"));
+  EXPECT_EQ(r["threads"], 1);
+  EXPECT_EQ(r["threads_choice"]["asked"], 3);
+  EXPECT_NE(r["threads_choice"].value("note", "").find("the run used 2 (wafers share the threads evenly"), std::string::npos) << r.dump();
+}
+
 // A training layer over the whole mesh (the default), in the native format: every PE's slices add
 // up to its busy cycles in the dump, and all of them to the report's PE cycles.
 TEST(TraceCli, TrainingLayerWholeMeshSlicesAddUpToBusyCycles) {
