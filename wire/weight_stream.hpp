@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "core/half.hpp"
 
 namespace wse {
 
