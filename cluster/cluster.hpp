@@ -65,6 +65,9 @@ class Cluster {
   // Threads: the actor runtime's, and each wafer's own workers.
   unsigned runtime_threads() const { return runtime_->threads(); }
   unsigned wafer_threads() const { return wafer_threads_; }
+  // The mesh workers each wafer steps with, and all the workers a run uses (wafers side by side).
+  unsigned wafer_workers() const { return Partition::workers_for(cfg_.mesh, wafer_threads_); }
+  unsigned workers() const { return runtime_threads() * wafer_workers(); }
   uint32_t swarmx_levels() const { return levels_; }
 
   // The WeightStream messages of layer l for one pass as MemoryX would send them now.

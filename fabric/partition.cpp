@@ -24,12 +24,10 @@ unsigned Partition::automatic_workers(MeshShape shape, uint64_t busy, unsigned a
 
 namespace {
 
-// The first line of each band, and `extent` last: bands of equal tile counts, or with `work`, the
-// band edges where the running sum of the lines' work reaches each band's share of it. Every band
-// keeps at least one line.
-std::vector<uint32_t> band_edges(MeshShape shape, bool rows, uint32_t bands, std::span<const uint32_t> work) {
+// The work of lines [0, i) for each i in 0 .. extent (all zero without `work`).
+std::vector<uint64_t> line_sums(MeshShape shape, bool rows, std::span<const uint32_t> work) {
   const uint32_t extent = rows ? shape.height : shape.width;
-  std::vector<uint64_t> sum(extent + 1, 0);  // work of lines [0, i)
+  std::vector<uint64_t> sum(extent + 1, 0);
   for (uint32_t i = 0; i < extent; ++i) {
     uint64_t line = 0;
     if (!work.empty()) {
@@ -38,6 +36,14 @@ std::vector<uint32_t> band_edges(MeshShape shape, bool rows, uint32_t bands, std
     }
     sum[i + 1] = sum[i] + line;
   }
+  return sum;
+}
+
+// The first line of each band, and `extent` last: bands of equal tile counts, or with work (`sum`,
+// line_sums()), the band edges where the running sum of the lines' work reaches each band's share
+// of it. Every band keeps at least one line.
+std::vector<uint32_t> band_edges(const std::vector<uint64_t>& sum, uint32_t bands) {
+  const auto extent = uint32_t(sum.size() - 1);
   std::vector<uint32_t> edge(bands + 1, extent);
   edge[0] = 0;
   const uint64_t total = sum[extent] ? sum[extent] : extent;
@@ -60,18 +66,11 @@ std::vector<uint32_t> band_edges(MeshShape shape, bool rows, uint32_t bands, std
 // worker b % workers), bands of unequal heights lined up with the workers: on a 130 x 40 mesh at
 // two workers, 32 bands of 1 or 2 rows in a 1, 1, 1, 2 pattern gave one worker 24 rows and the
 // other 16 (found by a test audit; tests/determinism_test.cpp, Partition.*).
-std::vector<uint16_t> deal(MeshShape shape, bool rows, const std::vector<uint32_t>& edge, unsigned workers, std::span<const uint32_t> work) {
+std::vector<uint16_t> deal(const std::vector<uint64_t>& sum, const std::vector<uint32_t>& edge, unsigned workers) {
   const auto bands = uint32_t(edge.size() - 1);
-  const uint32_t across = rows ? shape.width : shape.height;
-  std::vector<uint64_t> band_work(bands, 0);
-  bool any = false;
-  for (uint32_t b = 0; b < bands; ++b) {
-    for (uint32_t i = edge[b]; i < edge[b + 1] && !work.empty(); ++i)
-      for (uint32_t j = 0; j < across; ++j) band_work[b] += work[shape.id(rows ? Coord{j, i} : Coord{i, j})];
-    any = any || band_work[b];
-  }
-  if (!any)  // every tile alike: a band's work is its lines
-    for (uint32_t b = 0; b < bands; ++b) band_work[b] = edge[b + 1] - edge[b];
+  const bool any = sum.back() != 0;  // without work every tile is alike: a band's work is its lines
+  std::vector<uint64_t> band_work(bands);
+  for (uint32_t b = 0; b < bands; ++b) band_work[b] = any ? sum[edge[b + 1]] - sum[edge[b]] : edge[b + 1] - edge[b];
   std::vector<uint16_t> worker_of(bands, 0);
   std::vector<uint64_t> load(workers, 0);
   std::vector<uint32_t> round_bands;
@@ -119,8 +118,9 @@ Partition Partition::make(MeshShape shape, unsigned workers, unsigned bands_per_
   const auto per_worker = uint32_t(std::min<uint64_t>(std::max(1u, bands_per_worker), by_size));
   const uint32_t bands = p.workers == 1 ? 1 : std::min<uint32_t>(extent, p.workers * per_worker);
   p.owner.resize(shape.tiles());
-  const std::vector<uint32_t> edge = band_edges(shape, rows, bands, work);
-  const std::vector<uint16_t> worker_of = deal(shape, rows, edge, p.workers, work);
+  const std::vector<uint64_t> sum = line_sums(shape, rows, work);
+  const std::vector<uint32_t> edge = band_edges(sum, bands);
+  const std::vector<uint16_t> worker_of = deal(sum, edge, p.workers);
   for (uint32_t b = 0; b < bands; ++b) {
     const uint32_t lo = edge[b], hi = edge[b + 1];
     Block block = rows ? Block{0, lo, shape.width, hi} : Block{lo, 0, hi, shape.height};

@@ -244,8 +244,8 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   Cluster trainer(cc, threads);  // compiles every layer: throws if one does not map
   const uint64_t init_rss = peak_rss_bytes();  // MemoryX initialized, wafers built, nothing streamed yet
   // Threads actually used: wafers side by side on the actor runtime's threads, each with its own mesh workers.
-  const unsigned wafer_workers = Partition::workers_for(cfg.mesh, trainer.wafer_threads());
-  const unsigned workers = trainer.runtime_threads() * wafer_workers;
+  const unsigned wafer_workers = trainer.wafer_workers();
+  const unsigned workers = trainer.workers();
   std::printf("wse: fc_train");
   for (size_t i = 0; i < tc.layers.size(); ++i) std::printf("%s%u", i ? " -> " : " ", tc.layers[i]);
   std::printf(" on %u wafer(s) of %ux%u PEs (%s), global batch %u, %s weights, %s, %u thread(s)%s\n", tc.num_csx,
