@@ -313,11 +313,15 @@ void Pe::finish_op(ActiveOp& a, uint8_t thread, Cycle end) {
     c.thread = thread, c.op = a.op.name, c.finish = end;
     log(c);
   }
-  if (a.op.opts.activate.kind == TaskRef::Local) local_pending_ |= 1u << a.op.opts.activate.id;
-  if (a.op.opts.unblock.kind == TaskRef::Local) local_blocked_ &= ~(1u << a.op.opts.unblock.id);
-  if (a.op.opts.unblock.kind == TaskRef::Data) colour_blocked_ &= ~colour_bit(a.op.opts.unblock.id);
+  complete(a.op.opts);
   if (thread == 0) main_active_ = false;
   else uts_active_ &= ~(1u << (thread - 1));
+}
+
+void Pe::complete(const OpOptions& o) {
+  if (o.activate.kind == TaskRef::Local) local_pending_ |= 1u << o.activate.id;
+  if (o.unblock.kind == TaskRef::Local) local_blocked_ &= ~(1u << o.unblock.id);
+  if (o.unblock.kind == TaskRef::Data) colour_blocked_ &= ~colour_bit(o.unblock.id);
 }
 
 Pe::ActiveOp& Pe::microthread_slot(uint8_t k) {
@@ -611,6 +615,11 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
   for (int k = 0; k < 3; ++k) {
     const Dsd& d = *ops[k];
     if (d.kind == DsdKind::Mem) {
+      // mem1d_dsd's stride is an i8 (sdk.cerebras.ai/csl/language/dsds); a wider step is a
+      // multi-dimensional DSD's, which this PE does not model.
+      if (d.stride < -128 || d.stride > 127)
+        bad("a memory DSD with a stride of " + std::to_string(d.stride) +
+            " elements: a mem1d_dsd's stride is an i8 (-128 to 127)");
       const int64_t first = mem_elem_offset(d, 0, types[k]), last = mem_elem_offset(d, n - 1, types[k]);
       const int64_t lo = std::min(first, last), hi = std::max(first, last) + elem_bytes(types[k]);
       if (lo < 0 || hi > int64_t(pe.sram.capacity()))
@@ -657,6 +666,9 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
     cost_ += pe.run_memory_op(op, spec_, fmac, move);
     pe.task_fmac_ += fmac, pe.task_move_ += move;
     ++pe.counters.dsd_ops;
+    // It completes here: what it activates or unblocks, as an activate() or unblock() right
+    // after it would (a synchronous op behind a stream does the same when its turn ends).
+    pe.complete(op.opts);
     return;
   }
   // Behind a streaming op (or one itself): the main thread runs it in turn.

@@ -195,6 +195,8 @@ class alignas(64) Pe {
   Progress can_progress(const ActiveOp& a, Cycle now) const;
   Progress progress(ActiveOp& a, uint8_t thread, TileId self, Cycle now, Scheduler& s, const MachineSpec& spec);
   void finish_op(ActiveOp& a, uint8_t thread, Cycle end);
+  // What an op does on completion: activate or unblock the task its options name.
+  void complete(const OpOptions& o);
   uint32_t run_memory_op(const DsdOp& op, const MachineSpec& spec, uint32_t& fmac, uint32_t& move);
   bool drain(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec);
   void apply(const MainItem& item);
@@ -336,7 +338,10 @@ class PeContext {
   template <DsdOpCode C, ElemType TD, ElemType TA, ElemType TB, ElemType TS = ElemType::F32>
   void builtin(const char* name, const Dsd& dst, const Dsd& a, const Dsd& b, uint32_t scalar, const OpOptions& o) {
     const uint32_t n = dst.length;
-    if (!o.async && o.microthread < 0 && !pe_.fifo_count_ && !pe_.main_active_ && dst.kind == DsdKind::Mem && n &&
+    // The common case, a memory op that runs now and does nothing on completion, runs here; anything
+    // else (or anything issue() would refuse) goes through issue().
+    if (!o.async && o.microthread < 0 && o.activate.kind == TaskRef::None && o.unblock.kind == TaskRef::None &&
+        !pe_.fifo_count_ && !pe_.main_active_ && dst.kind == DsdKind::Mem && n && n <= 0xffff &&
         in_sram(dst, n, TD) && (a.kind == DsdKind::Scalar || (a.kind == DsdKind::Mem && a.length == n && in_sram(a, n, TA))) &&
         (b.kind == DsdKind::None || b.kind == DsdKind::Scalar || (b.kind == DsdKind::Mem && b.length == n && in_sram(b, n, TB)))) {
       dsd_mem_elements<C, TD, TA, TB, TS>(pe_.sram.base(), dst, a, b, scalar, n);
@@ -348,8 +353,10 @@ class PeContext {
     op.t_dst = TD, op.t_a = TA, op.t_b = TB, op.t_s = TS, op.scalar = scalar;
     issue(op, o);
   }
-  // Whether memory DSD d's n elements lie in this PE's SRAM (issue() says why not).
+  // Whether memory DSD d's n elements lie in this PE's SRAM, at a stride mem1d_dsd can hold
+  // (issue() says why not).
   bool in_sram(const Dsd& d, uint32_t n, ElemType t) const {
+    if (d.stride < -128 || d.stride > 127) return false;
     const int64_t first = d.offset, last = mem_elem_offset(d, n - 1, t);
     return std::min(first, last) >= 0 && std::max(first, last) + elem_bytes(t) <= int64_t(pe_.sram.capacity());
   }

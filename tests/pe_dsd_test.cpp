@@ -240,6 +240,39 @@ TEST(PeDsd, AnAsyncOpRunsOnAMicrothreadBesideTheMainThread) {
   EXPECT_EQ(r.wafer.pe({1, 0}).counters.fmac_cycles, 1000u);
 }
 
+// A synchronous memory op that runs at once completes at once: what its options activate or
+// unblock happens there, as the same activate() or unblock() written right after it. (Both were
+// dropped when the op ran at once, while a synchronous op queued behind a stream did them.) The
+// receiver then takes the sender's stream, so both its tasks run when that op is done.
+void op_activates(PeContext& ctx) {
+  ctx.block(TaskRef::local(2));
+  ctx.activate(2);
+  ctx.fmovs(ctx.mem(row(ctx).acc, 4), ctx.mem(row(ctx).buf, 4), {.activate = TaskRef::local(1)});
+  ctx.fmovs(ctx.mem(row(ctx).acc + 4, 4), ctx.mem(row(ctx).buf, 4), {.unblock = TaskRef::local(2)});
+  ctx.fadds(ctx.mem(row(ctx).acc, kN), ctx.mem(row(ctx).acc, kN), fabin(kC, kN));
+}
+void calls_activate(PeContext& ctx) {
+  ctx.block(TaskRef::local(2));
+  ctx.activate(2);
+  ctx.fmovs(ctx.mem(row(ctx).acc, 4), ctx.mem(row(ctx).buf, 4));
+  ctx.activate(1);
+  ctx.fmovs(ctx.mem(row(ctx).acc + 4, 4), ctx.mem(row(ctx).buf, 4));
+  ctx.unblock(TaskRef::local(2));
+  ctx.fadds(ctx.mem(row(ctx).acc, kN), ctx.mem(row(ctx).acc, kN), fabin(kC, kN));
+}
+
+TEST(PeDsd, ASynchronousMemoryOpActivatesAndUnblocksWhenItCompletes) {
+  Row by_op(op_activates), by_call(calls_activate);
+  by_op.receiver.block(kC), by_call.receiver.block(kC);
+  by_op.run(), by_call.run();
+  const RowVars &a = by_op.vars(1), &b = by_call.vars(1);
+  EXPECT_GT(a.done_at, 0u);    // the activated task ran ...
+  EXPECT_GT(a.finish_at, 0u);  // ... and so did the unblocked one
+  EXPECT_EQ(a.done_at, b.done_at);
+  EXPECT_EQ(a.finish_at, b.finish_at);
+  EXPECT_EQ(by_op.wafer.pe({1, 0}).counters.move_cycles, by_call.wafer.pe({1, 0}).counters.move_cycles);
+}
+
 void count_task(PeContext& ctx, Wavelet w) {
   RowVars& v = row(ctx);
   v.seen[v.tasks_seen++] = w.payload;
@@ -377,6 +410,15 @@ void too_many_async(PeContext& ctx) {
 void lengths_differ(PeContext& ctx) { ctx.fadds(ctx.mem(row(ctx).acc, 4), ctx.mem(row(ctx).buf, 4), ctx.mem(row(ctx).buf, 3)); }
 // The SDK's limits: a DSD's extent is a u16; an op activates or unblocks on completion, not both.
 void extent_beyond_u16(PeContext& ctx) { ctx.fmovs(fabout(kC, 65536), scalar_f32(1.0f)); }
+// A memory op's extent is a u16 too (one that runs at once was not checked): a stride-0
+// destination keeps 65536 elements inside SRAM.
+void memory_extent_beyond_u16(PeContext& ctx) { ctx.fmovs(mem1d(0, 65536, 0), scalar_f32(1.0f)); }
+// mem1d_dsd's stride is an i8: 127 is the widest step either way (-128 too), 128 is refused.
+void stride_beyond_i8(PeContext& ctx) {
+  ctx.fmovs(mem1d(0, 2, 127), scalar_f32(1.0f));
+  ctx.fmovs(mem1d(1024, 2, -128), scalar_f32(1.0f));
+  ctx.fmovs(mem1d(0, 2, 128), scalar_f32(1.0f));
+}
 void activates_and_unblocks(PeContext& ctx) {
   ctx.fmovs(fabout(kC, 4), ctx.mem(row(ctx).buf, 4), {.async = true, .activate = TaskRef::local(0), .unblock = TaskRef::data(kC)});
 }
@@ -390,6 +432,8 @@ TEST(PeDsd, BadProgramsGetClearErrorsNamingThePeTaskAndOp) {
   expect_program_error<sixteen_behind_a_stream>({"PE (0,0)", "'the_task'", "more than 16 ops and task actions queued"});
   expect_program_error<lengths_differ>({"PE (0,0)", "@fadds", "operand lengths differ", "4 elements, a source 3"});
   expect_program_error<extent_beyond_u16>({"PE (0,0)", "@fmovs", "65536 elements", "extent is a u16 (at most 65535)"});
+  expect_program_error<memory_extent_beyond_u16>({"PE (0,0)", "@fmovs", "65536 elements", "extent is a u16"});
+  expect_program_error<stride_beyond_i8>({"PE (0,0)", "@fmovs", "stride of 128 elements", "an i8 (-128 to 127)"});
   expect_program_error<activates_and_unblocks>({"PE (0,0)", "'the_task'", "both activate and unblock", "one of them"});
 }
 
