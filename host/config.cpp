@@ -332,7 +332,7 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
       "name", "preset", "fabric_width", "fabric_height", "sram_bytes_per_pe", "sram_banks", "colours",
       "hop_latency_cycles", "ramp_latency_cycles", "wavelets_per_link_per_cycle", "router_buffer_depth",
       "pe_input_queue_depth", "fmac_simd_fp16", "fmac_simd_mixed", "fmac_simd_fp32", "move_simd_fp32", "move_simd_fp16",
-      "dsd_pipeline_cycles", "fabric_dsd_setup_cycles", "data_task_receive_cycles", "local_task_ids", "microthreads", "pe_input_queues", "pe_output_queues",
+      "dsd_pipeline_cycles", "fabric_dsd_setup_cycles", "data_task_receive_cycles", "local_task_ids", "data_task_ids_shared", "microthreads", "pe_input_queues", "pe_output_queues",
       "pe_output_queue_depth", "pe_filters", "switch_positions", "switch_rx_and_tx", "clock_hz", "io_bytes_per_cycle",
       "memoryx_bytes_per_cycle", "memoryx_update_bytes_per_cycle", "memoryx_latency_cycles", "swarmx_fanout",
       "swarmx_link_bytes_per_cycle", "swarmx_latency_cycles", "edge_buffer_bytes", "input_bytes_per_cycle", "input_latency_cycles",
@@ -367,6 +367,8 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
     s.fabric_dsd_setup_cycles = uint32_t(count(n["fabric_dsd_setup_cycles"], where, "fabric_dsd_setup_cycles", 1000));
   u32("data_task_receive_cycles", s.data_task_receive_cycles, MachineSpec::kMaxLatency);  // a task runs a cycle after its wavelet at the soonest
   u32("local_task_ids", s.local_task_ids, 32);  // (a PE keeps its local tasks in a 32-bit mask)
+  if (n["data_task_ids_shared"])
+    s.data_task_ids_shared = scalar<bool>(n["data_task_ids_shared"], where, "data_task_ids_shared", "true or false");
   u32("microthreads", s.microthreads, MachineSpec::kMaxMicrothreads);
   u32("pe_input_queues", s.pe_input_queues, MachineSpec::kMaxColours);
   u32("pe_output_queues", s.pe_output_queues, MachineSpec::kMaxColours);

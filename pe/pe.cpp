@@ -26,6 +26,16 @@ void Pe::attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
   if (program && program->local_tasks.size() > spec.local_task_ids)
     throw PeError("PE " + to_string(coord) + ": its program binds " + std::to_string(program->local_tasks.size()) +
                   " local tasks, but a " + spec.name + " PE has " + std::to_string(spec.local_task_ids) + " task IDs for them");
+  if (program && spec.data_task_ids_shared) {
+    // WSE-2 (SDK Task-IDs): a data task's ID is its colour, one of the IDs the local tasks take,
+    // so the two kinds share them.
+    size_t data = 0;
+    for (const auto& t : program->data_tasks) data += t ? 1 : 0;
+    if (program->local_tasks.size() + data > spec.local_task_ids)
+      throw PeError("PE " + to_string(coord) + ": its program binds " + std::to_string(program->local_tasks.size()) +
+                    " local tasks and " + std::to_string(data) + " data tasks, but a " + spec.name + " PE has " +
+                    std::to_string(spec.local_task_ids) + " task IDs for both (a data task's ID is its colour)");
+  }
   ramp_down_ = ramp_down;
   ramp_up_ = ramp_up;
   // The router's pushes onto these ends note this PE (Mesh::assign_notes leaves them to it).

@@ -472,6 +472,29 @@ TEST(PeDsd, AProgramBindingMoreLocalTasksThanThePresetHasTaskIdsIsRefused) {
   EXPECT_EQ(test::wse3().local_task_ids, 23u);
 }
 
+// On WSE-2 a data task's ID is its colour, one of the same 0-30 the local tasks take (SDK
+// Task-IDs), so local and data tasks together must fit 31; on WSE-3 data tasks take the input
+// queues' IDs 0-7 and leave the local tasks all 23 of theirs.
+void nothing_on(PeContext&, Wavelet) {}
+TEST(PeDsd, OnWse2LocalAndDataTasksShareTheTaskIds) {
+  auto finalize = [](const MachineSpec& s, uint32_t locals, uint32_t data) {
+    Wafer wafer(s, {1, 1});
+    Program p;
+    p.name = "tasks";
+    for (uint32_t i = 0; i < locals; ++i) p.local(nothing, "t");
+    for (Colour c = 0; c < data; ++c) p.on(c, nothing_on, "d");
+    wafer.load({0, 0}, &p);
+    wafer.finalize(1);
+  };
+  EXPECT_TRUE(test::wse2().data_task_ids_shared);
+  EXPECT_FALSE(test::wse3().data_task_ids_shared);
+  EXPECT_NO_THROW(finalize(test::wse2(), 29, 2));
+  test::expect_error<PeError>([&] { finalize(test::wse2(), 29, 3); },
+                              {"PE (0,0)", "29 local tasks and 3 data tasks", "31 task IDs for both", "its colour"});
+  EXPECT_NO_THROW(finalize(test::wse2(), 0, 24));  // a data task on every colour
+  EXPECT_NO_THROW(finalize(test::wse3(), 23, 8));
+}
+
 // A data task costs the preset's `data_task_receive_cycles` before it runs (its wavelet taken
 // from the input queue): the receiver's receive count is that many per wavelet, and a row whose
 // receiver fires a data task per wavelet (a task of no other cost) takes a wavelet every
