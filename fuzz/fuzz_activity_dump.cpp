@@ -14,6 +14,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return wse::fuzz::expect_accept_or_usage_error([&] {
     const wse::DumpView v = wse::load_dump_view(path);
     wse::viz::check_dump_view(v);
-    for (const wse::MetricGrid& m : wse::viz::tile_metrics(v)) wse::viz::run_summary(m, size_t(v.width) * v.height);
+    for (const wse::MetricGrid& m : wse::viz::tile_metrics(v)) wse::viz::run_summary(v, m);
   });
 }

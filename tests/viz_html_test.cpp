@@ -48,6 +48,39 @@ TEST(VizHtml, EmbedsEveryMetricAndIntervalAsJson) {
   EXPECT_EQ(j["metrics"][4]["frames"][2][2 * 48 + 3], 3 + 2);
 }
 
+// A tile with two links whose busiest link changes between intervals: link A carries 4 then 6
+// wavelets, link B 6 then 2. Each interval's tile value is its busier link (6, 6), but over the
+// run no link carried 12: A carried 10, B 8, so the run's tile value is 10 (a two-PE cell with
+// PE counts 3 + 5 and 7 + 0 likewise shows 8 over the run, not 7 + 5). Worked by hand.
+TEST(VizHtml, ARunTotalIsTheLargestLinksOrPesOwnTotal) {
+  DumpView d;
+  d.width = 2, d.height = 1, d.cycles = 200, d.interval_cycles = 100;
+  d.interval_starts = {0, 100};
+  d.links = {{0, 0, 1, 0}, {0, 0, 2, 0}};  // (0,0) east and south
+  MetricGrid w;
+  w.name = "wavelets", w.unit = "wavelets";
+  w.frames = {{4, 6}, {6, 2}};
+  d.link_metrics.push_back(w);
+  MetricGrid c;
+  c.name = "fmac_cycles", c.unit = "cycles";
+  c.frames = {{3, 7}, {5, 0}};
+  d.pe_metrics.push_back(c);
+  const auto metrics = tile_metrics(d);
+  ASSERT_EQ(metrics.size(), 2u);
+  EXPECT_EQ(metrics[1].frames, (std::vector<std::vector<uint32_t>>{{6, 0}, {6, 0}}));  // per interval: the busier link
+  EXPECT_EQ(run_summary(d, metrics[1]), (std::vector<uint32_t>{10, 0}));
+  EXPECT_EQ(run_summary(d, metrics[0]), (std::vector<uint32_t>{8, 7}));
+  // The page embeds the same: per PE at one PE a cell, and at two (a 2 x 1 block) the larger PE's.
+  json j = embedded(render_html_viewer(d, metrics, {}));
+  EXPECT_EQ(j["metrics"][1]["run"].get<std::vector<uint32_t>>(), (std::vector<uint32_t>{10, 0}));
+  EXPECT_EQ(j["metrics"][0]["run"].get<std::vector<uint32_t>>(), (std::vector<uint32_t>{8, 7}));
+  uint32_t block = 0;
+  j = embedded(render_html_viewer(d, metrics, {.max_values = 4'000'000, .max_side = 1}, &block));
+  ASSERT_EQ(block, 2u);
+  EXPECT_EQ(j["metrics"][0]["run"].get<std::vector<uint32_t>>(), (std::vector<uint32_t>{8}));  // not 7 + 5
+  EXPECT_EQ(j["metrics"][1]["run"].get<std::vector<uint32_t>>(), (std::vector<uint32_t>{10}));
+}
+
 TEST(VizHtml, NeedsNoNetwork) {
   const DumpView d = wse::testing::demo_dump(8, 8, 2);
   const std::string page = render_html_viewer(d, tile_metrics(d), {});

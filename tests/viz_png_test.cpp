@@ -201,7 +201,7 @@ TEST(VizWrite, WritesAPngPerMetricFramesAndTheViewer) {
     // A level's run picture is its largest value over the intervals, cell by cell.
     uint32_t level_max = 0;
     for (const auto& f : d.pe_metrics[1].frames) level_max = std::max(level_max, f[0]);
-    EXPECT_EQ(run_summary(d.pe_metrics[1], 48 * 32)[0], level_max);
+    EXPECT_EQ(run_summary(d, d.pe_metrics[1])[0], level_max);
     Decoded level_png = read_png(dir / (r.metrics[1] + ".png"));
     std::vector<uint32_t> levels(48 * 32, 0);
     for (const auto& f : d.pe_metrics[1].frames)

@@ -13,6 +13,9 @@ struct MetricGrid {
   std::string name;  // e.g. "fmac_cycles", "sram_bytes"
   std::string unit;  // "cycles", "bytes", "wavelets"
   std::vector<std::vector<uint32_t>> frames;  // [interval][y * width + x]
+  // A tile grid drawn from a link metric (viz::tile_metrics): the index of that metric in
+  // DumpView::link_metrics, whose per-link values a summary over intervals must start from.
+  int32_t from_links = -1;
 };
 
 struct LinkInfo {

@@ -332,8 +332,7 @@ constexpr const char* kTail = R"HTML(</script>
     let rows = "";
     D.metrics.forEach((m, k) => {
       const v = m.frames[S.frame][i];
-      let run = 0;
-      for (const f of m.frames) run = m.level ? Math.max(run, f[i]) : run + f[i];
+      const run = m.run[i];
       rows += `<tr class="${k === S.metric ? "current" : ""}"><td>${esc(m.name)}</td>` +
         `<td class="v" data-metric="${esc(m.name)}">${fmt(v)}</td><td class="r" data-metric="${esc(m.name)}">${fmt(run)}</td>` +
         `<td class="unit">${esc(m.unit)}</td></tr>`;
@@ -595,7 +594,17 @@ std::string render_html_viewer(const DumpView& d, const std::vector<MetricGrid>&
       for (uint32_t v : cells) hi = std::max(hi, v);
       frames.push_back(std::move(cells));
     }
-    ms.push_back({{"name", m.name}, {"unit", m.unit}, {"level", is_level(m)}, {"max", hi}, {"frames", std::move(frames)}});
+    // The whole run per cell, from the run summary of each PE (or link): summing a cell's
+    // per-interval maxima over the intervals could exceed every PE and link in it.
+    const std::vector<uint32_t> total = run_summary(d, m);
+    std::vector<uint32_t> run(size_t(gw) * gh, 0);
+    for (uint32_t y = 0; y < d.height; ++y)
+      for (uint32_t x = 0; x < d.width; ++x) {
+        uint32_t& c = run[size_t(y / b) * gw + x / b];
+        c = std::max(c, total[size_t(y) * d.width + x]);
+      }
+    ms.push_back({{"name", m.name}, {"unit", m.unit}, {"level", is_level(m)}, {"max", hi}, {"run", std::move(run)},
+                  {"frames", std::move(frames)}});
   }
   j["metrics"] = std::move(ms);
   j["fabric"] = fabric_json(d, b, opt);

@@ -52,9 +52,22 @@ bool is_level(const MetricGrid& m) {
          m.name.find("queue") != std::string::npos || m.name.find("high_water") != std::string::npos;
 }
 
-std::vector<uint32_t> run_summary(const MetricGrid& m, size_t cells, size_t first, size_t end) {
+std::vector<uint32_t> run_summary(const DumpView& d, const MetricGrid& m, size_t first, size_t end) {
+  const size_t cells = size_t(d.width) * d.height;
   std::vector<uint32_t> out(cells, 0);
   const bool level = is_level(m);
+  if (m.from_links >= 0 && size_t(m.from_links) < d.link_metrics.size()) {
+    const MetricGrid& lm = d.link_metrics[size_t(m.from_links)];
+    std::vector<uint64_t> link(d.links.size(), 0);
+    for (size_t k = first; k < std::min(end, lm.frames.size()); ++k)
+      for (size_t i = 0, n = std::min(link.size(), lm.frames[k].size()); i < n; ++i)
+        link[i] = level ? std::max<uint64_t>(link[i], lm.frames[k][i]) : link[i] + lm.frames[k][i];
+    for (size_t i = 0; i < link.size(); ++i) {
+      const size_t t = size_t(d.links[i].y) * d.width + d.links[i].x;
+      if (t < cells) out[t] = std::max(out[t], uint32_t(std::min<uint64_t>(link[i], UINT32_MAX)));
+    }
+    return out;
+  }
   for (size_t k = first; k < std::min(end, m.frames.size()); ++k)
     for (size_t i = 0, n = m.frames[k].size(); i < cells && i < n; ++i) {
       const uint32_t v = m.frames[k][i];
@@ -92,10 +105,12 @@ void check_dump_view(const DumpView& d) {
 std::vector<MetricGrid> tile_metrics(const DumpView& d) {
   std::vector<MetricGrid> out = d.pe_metrics;
   const size_t cells = size_t(d.width) * d.height;
-  for (const auto& lm : d.link_metrics) {
+  for (size_t k = 0; k < d.link_metrics.size(); ++k) {
+    const MetricGrid& lm = d.link_metrics[k];
     MetricGrid g;
     g.name = lm.name.rfind("link", 0) == 0 ? lm.name : "link_" + lm.name;
     g.unit = lm.unit;
+    g.from_links = int32_t(k);
     for (const auto& f : lm.frames) {
       std::vector<uint32_t> grid(cells, 0);
       for (size_t i = 0; i < d.links.size() && i < f.size(); ++i) {
@@ -127,7 +142,6 @@ VizResult write_viz(const DumpView& d, const fs::path& out_dir, const VizOptions
   if (!opt.out) make_dir(out_dir);
   fs::path frames_dir;
   if (opt.frames) frames_dir = opt.out ? opt.out->subdir("frames") : make_dir(out_dir / "frames");
-  const size_t cells = size_t(d.width) * d.height;
   const size_t n = d.interval_starts.size();
   const size_t cap = std::max<uint32_t>(opt.max_frames, 1);
   // Frames: consecutive intervals merged, `per` a frame, so that there are at most max_frames.
@@ -140,7 +154,7 @@ VizResult write_viz(const DumpView& d, const fs::path& out_dir, const VizOptions
   for (const MetricGrid* m : chosen) {
     r.metrics.push_back(m->name);
     const std::string stem = file_stem(m->name);
-    const std::vector<uint32_t> total = run_summary(*m, cells);
+    const std::vector<uint32_t> total = run_summary(d, *m);
     HeatmapSpec s;
     s.width = d.width;
     s.height = d.height;
@@ -157,7 +171,7 @@ VizResult write_viz(const DumpView& d, const fs::path& out_dir, const VizOptions
     std::vector<std::vector<uint32_t>> merged;
     if (per > 1) {
       merged.reserve(count);
-      for (size_t j = 0; j < count; ++j) merged.push_back(run_summary(*m, cells, j * per, (j + 1) * per));
+      for (size_t j = 0; j < count; ++j) merged.push_back(run_summary(d, *m, j * per, (j + 1) * per));
     }
     auto frame = [&](size_t j) -> const std::vector<uint32_t>& { return per > 1 ? merged[j] : m->frames[j]; };
     // Frames share one scale: the largest value of any frame.

@@ -51,9 +51,11 @@ std::vector<MetricGrid> tile_metrics(const DumpView& dump);
 // Whether a metric is a level (bytes held, queue occupancy) rather than a count per interval:
 // levels are summarised over the run by their maximum, counts by their sum.
 bool is_level(const MetricGrid& m);
-// The run summary of a metric: per PE, the sum (counts) or maximum (levels) over the intervals
-// [first, end) (by default all of them; a merged frame is the summary of its intervals).
-std::vector<uint32_t> run_summary(const MetricGrid& m, size_t cells, size_t first = 0, size_t end = SIZE_MAX);
+// The run summary of a metric of `dump` (one of tile_metrics(dump)): per PE, the sum (counts) or
+// maximum (levels) over the intervals [first, end) (by default all of them; a merged frame is
+// the summary of its intervals). A link metric's tile is the largest of its links' summaries,
+// each link summed on its own: the sum of each interval's largest link could exceed every link.
+std::vector<uint32_t> run_summary(const DumpView& dump, const MetricGrid& m, size_t first = 0, size_t end = SIZE_MAX);
 
 // Checks the shape of every grid against the mesh and the interval list; throws wse::UsageError.
 void check_dump_view(const DumpView& dump);
