@@ -71,6 +71,7 @@ void Pe::attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
   rr_ = out_rr_ = grant_rr_ = 0;
   busy_until_ = dispatch_at_ = 0;
   stall_from_ = kNever;
+  ramp_blocked_from_ = kNever;
   rearm();
 }
 
@@ -515,6 +516,10 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
     counters.stall_send_cycles += now - stall_from_;
     stall_from_ = kNever;
   }
+  if (ramp_blocked_from_ != kNever) {  // slept while a head waited for a credit; a credit woke us
+    if (ramp_blocked_from_ < now) ramp_up_->counters.backpressure_cycles += now - ramp_blocked_from_;
+    ramp_blocked_from_ = kNever;
+  }
   if (!started_) {
     started_ = true;
     if (program && program->start_task >= 0) local_pending_ |= 1u << program->start_task;
@@ -555,7 +560,7 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
   } else if (no_room) {
     stall_from_ = now;  // the datapath waits for an output queue to drain
   }
-  if (out_wavelets_) drain(self, now, s, spec);  // most cycles have nothing to send: no call
+  const bool sent = out_wavelets_ && drain(self, now, s, spec);  // most cycles have nothing to send: no call
 
   // When to step again: next cycle if a thread can go on, else when something becomes ready;
   // arrivals and credits wake us otherwise.
@@ -578,9 +583,16 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
   }
   // Sleeping with an op that waits for room: a send stall from the next cycle until woken.
   if (stall_from_ == kNever && waits_room && next != soon) stall_from_ = soon;
-  if (out_wavelets_)
-    for (const PeOutputQueue& q : outq_)
-      if (q.count && (!q.head_ready(now) || credits_[q.colour])) consider(q.head_ready_at(now));
+  if (out_wavelets_) {
+    // A head without a credit waits on the RAMP-up link from when it is ready (this cycle, if
+    // nothing was sent), until a credit wakes the PE: that link's backpressure.
+    const Cycle first = sent ? soon : now;
+    for (const PeOutputQueue& q : outq_) {
+      if (!q.count) continue;
+      if (!q.head_ready(now) || credits_[q.colour]) consider(q.head_ready_at(now));
+      if (!credits_[q.colour]) ramp_blocked_from_ = std::min(ramp_blocked_from_, std::max(first, q.head_ready_at(now)));
+    }
+  }
   due_ = next;  // until then (or a push onto a RAMP link) a step would change nothing
   if (next != kNever) wake(self, next, s);
 }

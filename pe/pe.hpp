@@ -100,6 +100,10 @@ class alignas(64) Pe {
   uint8_t uts_slots_ = 0;                // microthread slots allocated (uts_)
   Cycle busy_until_ = 0;                 // the main thread computes (a task's receive, memory ops) until then
   Cycle stall_from_ = kNever;            // first cycle of an ongoing send stall
+  // First cycle not yet counted of an ongoing wait on the RAMP-up link: an output queue's head
+  // ready to leave without a credit, and nothing sent (counted as the link's backpressure, as a
+  // router counts its out links', when the PE next steps or settles).
+  Cycle ramp_blocked_from_ = kNever;
   Cycle woken_for_ = kNever;             // the last cycle wake() asked for, in this run (rearm forgets it)
   uint32_t uts_active_ = 0;              // microthreads with an op
   // Bit masks by colour (and task id), so the per-cycle questions (may a data task fire? is
@@ -146,6 +150,8 @@ class alignas(64) Pe {
   // Counts an open send stall up to `end` (a sample boundary or the end of the run).
   void settle(Cycle end) {
     if (stall_from_ != kNever && stall_from_ < end) counters.stall_send_cycles += end - stall_from_, stall_from_ = end;
+    if (ramp_blocked_from_ != kNever && ramp_blocked_from_ < end)
+      ramp_up_->counters.backpressure_cycles += end - ramp_blocked_from_, ramp_blocked_from_ = end;
   }
   bool idle() const;
   // What this PE waits for, in a line for a hang diagnosis ("" when idle).

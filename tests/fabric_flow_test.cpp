@@ -219,6 +219,15 @@ TEST(FabricFlow, APeThatDoesNotDrainStallsItsSenderWithoutLosingAWavelet) {
   EXPECT_GT(hop->counters.backpressure_cycles, 4000u);
   EXPECT_EQ(hop->counters.wavelets, n);
   EXPECT_GT(run.cycles, 5000 + n);
+  // The sender's own link into its router (PE -> router) backs up too: its output queue's head
+  // waits for a credit from when the router's lane is full until the drain's first credit comes
+  // back. That is the hop's wait shifted by the fill and by the credit's way back, a cycle apart
+  // at most (4943 against 4944 when written). It was counted nowhere before: a PE that waits to
+  // send showed no backpressure on its link.
+  const Link* ramp = wafer.mesh().router(0)->in_link(Dir::Ramp);
+  EXPECT_EQ(ramp->counters.wavelets, n);
+  EXPECT_GE(ramp->counters.backpressure_cycles + 1, hop->counters.backpressure_cycles);
+  EXPECT_LE(ramp->counters.backpressure_cycles, hop->counters.backpressure_cycles);
 }
 
 // Copies 4000 words from one SRAM buffer to another on a microthread: the PE has work of its own
