@@ -9,7 +9,7 @@ namespace wse {
 struct PeCounters {
   uint64_t receive_cycles = 0;  // per data task activation, MachineSpec::data_task_receive_cycles (dequeuing its wavelet)
   uint64_t fmac_cycles = 0;     // datapath cycles of multiply ops (@fmacs @fmach @fmachs @fmuls ...)
-  uint64_t move_cycles = 0;     // datapath cycles of the other ops (add, mov, max, ...) and DSD setup
+  uint64_t move_cycles = 0;     // datapath cycles of the other ops (add, mov, max, ...); a fabric op's setup is not counted
   uint64_t send_cycles = 0;     // one per wavelet put onto the RAMP
   uint64_t stall_send_cycles = 0;  // the datapath idle while an op waited for room in an output queue
   uint64_t tasks = 0;

@@ -132,6 +132,15 @@ TEST(ReduceCalibration, IdenticalAtOneTwoAndFourThreads) {
   }
 }
 
+// The most values that fit a PE: its 40 bytes of variables (sizeof ReduceVars, a multiple of 8)
+// and 4N bytes rounded up to 8 must fit 49,152: N = 12,278 exactly fills the SRAM and reduces
+// correctly; one more is refused before anything is placed.
+TEST(ReduceCalibration, TheLargestNThatFitsRunsAndOneMoreIsRefused) {
+  expect_sums(reduce("chain", 2, 12278), 2);
+  Wafer wafer(wse2(), {2, 1});
+  EXPECT_THROW(ReduceKernel(wafer, {"chain", 12279, 1}), ConfigError);
+}
+
 TEST(ReduceCalibration, ATreeNeedsAPowerOfTwoWidth) {
   Wafer wafer(wse2(), {6, 1});
   EXPECT_THROW(ReduceKernel(wafer, {"tree", 4, 1}), ConfigError);

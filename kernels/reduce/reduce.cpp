@@ -68,12 +68,14 @@ ReduceKernel::ReduceKernel(Wafer& wafer, const ReduceConfig& cfg) : wafer_(wafer
     throw ConfigError("reduce: unknown algorithm '" + cfg.algorithm + "' (known: chain, tree)");
   if (tree && !std::has_single_bit(width_))
     throw ConfigError("reduce: the tree reduce needs a power-of-two row width (mesh.width), got " + std::to_string(width_));
-  const uint64_t bytes = uint64_t(cfg.elements) * 4 + sizeof(ReduceVars) + 8;
-  const uint64_t own = sizeof(ReduceVars) + 8, sram = wafer.spec().sram_bytes_per_pe;
-  if (bytes > sram)
+  // The two buffers as SRAM places them, each rounded up to 8 bytes (Sram::allocate): its own
+  // variables, then the values.
+  auto placed = [](uint64_t b) { return (b + 7) & ~uint64_t(7); };
+  const uint64_t own = placed(sizeof(ReduceVars)), sram = wafer.spec().sram_bytes_per_pe;
+  if (own + placed(uint64_t(cfg.elements) * 4) > sram)
     throw ConfigError("field 'reduce.elements': " + std::to_string(cfg.elements) + " fp32 values per PE and the kernel's " +
                       std::to_string(own) + " bytes of its own do not fit " + std::to_string(sram) +
-                      " bytes of SRAM (at most " + std::to_string(sram > own ? (sram - own) / 4 : 0) + " on this machine)");
+                      " bytes of SRAM (at most " + std::to_string(sram > own ? (sram - own) / 8 * 2 : 0) + " on this machine)");
 
   program_.name = std::string("reduce_") + cfg.algorithm;
   program_.start_task = program_.local(reduce_task, "reduce");
