@@ -112,7 +112,8 @@ nlohmann::json make_report(const RunConfig& cfg, const Wafer& wafer, const Wafer
   j["active_pes"] = t.active_pes;
   j["fmac_utilization"] = t.active_pes && run.cycles ? double(t.fmac_cycles) / (double(t.active_pes) * double(run.cycles)) : 0.0;
   j["pe_cycles"] = {{"receive", t.pe.receive_cycles}, {"fmac", t.pe.fmac_cycles}, {"move", t.pe.move_cycles},
-                    {"send", t.pe.send_cycles}, {"stall_send", t.pe.stall_send_cycles}, {"tasks", t.pe.tasks}};
+                    {"send", t.pe.send_cycles}, {"stall_send", t.pe.stall_send_cycles},
+                    {"setup", t.pe.setup_cycles}, {"tasks", t.pe.tasks}};
   j["host_seconds"] = run.host_seconds;
   j["pe_cycles_per_second"] = run.host_seconds > 0 ? pe_cycles / run.host_seconds : 0.0;
   // The Cerebras simulator's statistic: tiles x cycles / wall seconds of the run (every tile of

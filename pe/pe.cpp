@@ -69,9 +69,10 @@ void Pe::attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
   queued_ = out_wavelets_ = 0;
   local_pending_ = 0;
   rr_ = out_rr_ = grant_rr_ = 0;
-  busy_until_ = dispatch_at_ = 0;
+  busy_until_ = work_until_ = dispatch_at_ = 0;
   stall_from_ = kNever;
   ramp_blocked_from_ = kNever;
+  setup_from_ = kNever;
   rearm();
 }
 
@@ -329,6 +330,13 @@ void Pe::finish_op(ActiveOp& a, uint8_t thread, Cycle end) {
   else uts_active_ &= ~(1u << (thread - 1));
 }
 
+bool Pe::in_setup(Cycle c) const {
+  if (main_active_ && main_op_->ready > c) return true;
+  for (uint32_t m = uts_active_; m; m &= m - 1)
+    if (uts_[size_t(std::countr_zero(m))].ready > c) return true;
+  return false;
+}
+
 void Pe::complete(const OpOptions& o) {
   if (o.activate.kind == TaskRef::Local) local_pending_ |= 1u << o.activate.id;
   if (o.unblock.kind == TaskRef::Local) local_blocked_ &= ~(1u << o.unblock.id);
@@ -424,6 +432,7 @@ void Pe::start_main(TileId self, Cycle now, Scheduler& s, const MachineSpec& spe
       uint32_t fmac = 0, move = 0;
       const uint32_t cycles = run_memory_op(a.op, spec, fmac, move);
       busy_until_ = now + std::max<uint32_t>(1, cycles);
+      work_until_ = now + cycles;
       last_task_ = {now, 0, fmac, move, a.task, a.task_local};
       if (task_log) {
         TaskCost c = last_task_;
@@ -484,6 +493,7 @@ void Pe::run_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec)
   }
   in_task_ = false;
   busy_until_ = now + std::max<uint32_t>(1, receive + ctx.cost());
+  work_until_ = now + receive + ctx.cost();
   last_task_ = {now, receive, task_fmac_, task_move_, id, local};
   log(last_task_);
 }
@@ -520,6 +530,10 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
     if (ramp_blocked_from_ < now) ramp_up_->counters.backpressure_cycles += now - ramp_blocked_from_;
     ramp_blocked_from_ = kNever;
   }
+  if (setup_from_ != kNever) {  // slept while an op was set up; its first element (or an arrival) woke us
+    if (setup_from_ < now) counters.setup_cycles += now - setup_from_;
+    setup_from_ = kNever;
+  }
   if (!started_) {
     started_ = true;
     if (program && program->start_task >= 0) local_pending_ |= 1u << program->start_task;
@@ -544,6 +558,7 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
       ready |= kMain;
     }
   }
+  const uint64_t busy_before = counters.busy_cycles();
   if (ready) {
     // Round-robin: the first ready thread after the one granted last.
     const uint32_t order = (ready & kMain) ? (ready & ~kMain) | (1u << microthreads_) : ready;
@@ -556,10 +571,14 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
     } else {
       progress(uts_[size_t(g)], uint8_t(g + 1), self, now, s, spec);
       if (busy_until_ > now) ++busy_until_;  // the main thread's SIMD work pauses for a cycle
+      if (work_until_ > now) ++work_until_;
     }
   } else if (no_room) {
     stall_from_ = now;  // the datapath waits for an output queue to drain
   }
+  // A cycle of setup: no datapath work (no element moved, no task or memory op running), no
+  // send stall, and an op still being set up.
+  if (stall_from_ != now && now >= work_until_ && counters.busy_cycles() == busy_before && in_setup(now)) ++counters.setup_cycles;
   const bool sent = out_wavelets_ && drain(self, now, s, spec);  // most cycles have nothing to send: no call
 
   // When to step again: next cycle if a thread can go on, else when something becomes ready;
@@ -583,6 +602,9 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
   }
   // Sleeping with an op that waits for room: a send stall from the next cycle until woken.
   if (stall_from_ == kNever && waits_room && next != soon) stall_from_ = soon;
+  // Sleeping, without a stall, while an op is set up: setup cycles from when the main thread is
+  // free until woken (at the latest when the first op in setup is ready: consider() above).
+  if (stall_from_ == kNever && next != soon && in_setup(std::max(soon, work_until_))) setup_from_ = std::max(soon, work_until_);
   if (out_wavelets_) {
     // A head without a credit waits on the RAMP-up link from when it is ready (this cycle, if
     // nothing was sent), until a credit wakes the PE: that link's backpressure.

@@ -99,11 +99,14 @@ class alignas(64) Pe {
   uint8_t grant_rr_ = 0, microthreads_ = 0;
   uint8_t uts_slots_ = 0;                // microthread slots allocated (uts_)
   Cycle busy_until_ = 0;                 // the main thread computes (a task's receive, memory ops) until then
+  Cycle work_until_ = 0;                 // ... of which its counted datapath cycles end here (a task of no cost still takes a cycle)
   Cycle stall_from_ = kNever;            // first cycle of an ongoing send stall
   // First cycle not yet counted of an ongoing wait on the RAMP-up link: an output queue's head
   // ready to leave without a credit, and nothing sent (counted as the link's backpressure, as a
   // router counts its out links', when the PE next steps or settles).
   Cycle ramp_blocked_from_ = kNever;
+  // First cycle not yet counted of an ongoing sleep while an op is set up (counters.setup_cycles).
+  Cycle setup_from_ = kNever;
   Cycle woken_for_ = kNever;             // the last cycle wake() asked for, in this run (rearm forgets it)
   uint32_t uts_active_ = 0;              // microthreads with an op
   // Bit masks by colour (and task id), so the per-cycle questions (may a data task fire? is
@@ -152,6 +155,10 @@ class alignas(64) Pe {
     if (stall_from_ != kNever && stall_from_ < end) counters.stall_send_cycles += end - stall_from_, stall_from_ = end;
     if (ramp_blocked_from_ != kNever && ramp_blocked_from_ < end)
       ramp_up_->counters.backpressure_cycles += end - ramp_blocked_from_, ramp_blocked_from_ = end;
+    if (setup_from_ != kNever) {
+      if (setup_from_ < end) counters.setup_cycles += end - setup_from_;
+      setup_from_ = std::max(setup_from_, end);
+    }
   }
   bool idle() const;
   // What this PE waits for, in a line for a hang diagnosis ("" when idle).
@@ -201,6 +208,8 @@ class alignas(64) Pe {
   Progress can_progress(const ActiveOp& a, Cycle now) const;
   Progress progress(ActiveOp& a, uint8_t thread, TileId self, Cycle now, Scheduler& s, const MachineSpec& spec);
   void finish_op(ActiveOp& a, uint8_t thread, Cycle end);
+  // Whether an active op is still being set up at cycle c (its first element not yet due).
+  bool in_setup(Cycle c) const;
   // What an op does on completion: activate or unblock the task its options name.
   void complete(const OpOptions& o);
   uint32_t run_memory_op(const DsdOp& op, const MachineSpec& spec, uint32_t& fmac, uint32_t& move);

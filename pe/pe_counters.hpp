@@ -12,6 +12,9 @@ struct PeCounters {
   uint64_t move_cycles = 0;     // datapath cycles of the other ops (add, mov, max, ...); a fabric op's setup is not counted
   uint64_t send_cycles = 0;     // one per wavelet put onto the RAMP
   uint64_t stall_send_cycles = 0;  // the datapath idle while an op waited for room in an output queue
+  // The datapath idle, the main thread free and no op waiting for room, while an op's fabric DSDs
+  // are set up (MachineSpec::fabric_dsd_setup_cycles before its first element): not input wait.
+  uint64_t setup_cycles = 0;
   uint64_t tasks = 0;
   uint64_t dsd_ops = 0;         // DSD operations started
   uint64_t wavelets_in = 0, wavelets_out = 0;
@@ -20,7 +23,8 @@ struct PeCounters {
   uint64_t busy_cycles() const { return receive_cycles + fmac_cycles + move_cycles; }
   PeCounters& operator+=(const PeCounters& o) {
     receive_cycles += o.receive_cycles, fmac_cycles += o.fmac_cycles, move_cycles += o.move_cycles;
-    send_cycles += o.send_cycles, stall_send_cycles += o.stall_send_cycles, tasks += o.tasks, dsd_ops += o.dsd_ops;
+    send_cycles += o.send_cycles, stall_send_cycles += o.stall_send_cycles, setup_cycles += o.setup_cycles, tasks += o.tasks,
+        dsd_ops += o.dsd_ops;
     wavelets_in += o.wavelets_in, wavelets_out += o.wavelets_out, macs += o.macs;
     return *this;
   }

@@ -48,6 +48,7 @@ TEST(ActivityDump, PerPeAndPerLinkTotalsEqualTheWafersCounters) {
     EXPECT_EQ(sum_pe(v, "move_cycles", t), c.move_cycles);
     EXPECT_EQ(sum_pe(v, "send_cycles", t), c.send_cycles);
     EXPECT_EQ(sum_pe(v, "stall_backpressure_cycles", t), c.stall_send_cycles);
+    EXPECT_EQ(sum_pe(v, "setup_cycles", t), c.setup_cycles);
     EXPECT_EQ(sum_pe(v, "tasks", t), c.tasks);
     EXPECT_EQ(sum_pe(v, "wavelets_in", t), c.wavelets_in);
     EXPECT_EQ(sum_pe(v, "wavelets_out", t), c.wavelets_out);
@@ -56,7 +57,7 @@ TEST(ActivityDump, PerPeAndPerLinkTotalsEqualTheWafersCounters) {
     // Every cycle of every interval is accounted for exactly once.
     for (size_t k = 0; k < v.interval_starts.size(); ++k) {
       uint64_t all = 0;
-      for (const char* m : {"busy_cycles", "stall_backpressure_cycles", "stall_input_cycles", "idle_cycles"})
+      for (const char* m : {"busy_cycles", "stall_backpressure_cycles", "setup_cycles", "stall_input_cycles", "idle_cycles"})
         all += v.pe_metric(m)->frames[k][t];
       if (pe.program) {
         EXPECT_EQ(all, v.interval_length(k)) << to_string(pe.coord) << " interval " << k;

@@ -49,6 +49,27 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GemvVsEigen,
                                            Shape{300, 9, 9, 16, 9, 16},  // one column per PE
                                            Shape{5, 200, 1, 5, 4, 6}));  // one PE column, pass-through east
 
+// One PE, 8 rows and 1 column: it receives x with one streaming op and sends y with another,
+// each set up for the preset's 44 cycles before its first element while the PE has nothing else
+// to do, so the PE counts 2 x 44 = 88 setup cycles (they were counted as waiting for input). By
+// hand: x's op is set up over cycles 0-43 and takes x at 44 (a move), the compute task's 8 fmacs
+// run 45-52, y's op is set up 53-96 and sends 97-104 (8 moves): busy 17, setup 88, and the run's
+// last 4 cycles are y's last wavelet on its way out to the egress port.
+TEST(Gemv, EachStreamingOpsSetupIsCountedAsSetup) {
+  MachineSpec spec;
+  Wafer wafer(spec, {1, 1});
+  GemvProblem p = GemvProblem::random(8, 1, 7);
+  GemvKernel k(wafer, p, 1, 1);
+  wafer.finalize(1);
+  const WaferRun run = wafer.run(100'000);
+  ASSERT_FALSE(run.engine.hit_cycle_limit);
+  const PeCounters& c = wafer.pe({0, 0}).counters;
+  EXPECT_EQ(c.setup_cycles, 2u * spec.fabric_dsd_setup_cycles);
+  EXPECT_EQ(spec.fabric_dsd_setup_cycles, 44u);
+  EXPECT_EQ(c.fmac_cycles, 8u);
+  EXPECT_EQ(c.busy_cycles() + c.setup_cycles + c.stall_send_cycles, run.cycles - 4);
+}
+
 TEST(Gemv, GridLargerThanTheMatrixIsAClearError) {
   Wafer wafer(MachineSpec{}, {8, 8});
   GemvProblem p = GemvProblem::random(4, 4, 1);

@@ -206,6 +206,10 @@ TEST(PeDsd, AStreamingOpMovesOneElementPerCycleAfterItsSetup) {
   EXPECT_EQ(c.move_cycles, kN);  // one datapath cycle per element
   EXPECT_EQ(c.receive_cycles, 0u);  // no data task: the op consumed the wavelets
   EXPECT_EQ(r.wafer.pe({0, 0}).counters.send_cycles, kN);
+  // Each PE's op was set up from cycle 1 to 44 with nothing else to do: 44 setup cycles each,
+  // counted as setup, not as waiting for input.
+  EXPECT_EQ(c.setup_cycles, 44u);
+  EXPECT_EQ(r.wafer.pe({0, 0}).counters.setup_cycles, 44u);
 }
 
 // The receiver moves the stream into SRAM on a microthread while its main thread runs 1000 cycles
@@ -238,6 +242,10 @@ TEST(PeDsd, AnAsyncOpRunsOnAMicrothreadBesideTheMainThread) {
   EXPECT_EQ(r.vars(1).done_at, 1000u + kN);
   EXPECT_EQ(r.vars(1).finish_at, 1000u + kN + 1);
   EXPECT_EQ(r.wafer.pe({1, 0}).counters.fmac_cycles, 1000u);
+  // The microthread's op was set up (cycles 0-43) while the main thread did its SIMD work: no
+  // cycle of it is a setup cycle (the datapath was busy). The sender's op had nothing beside it.
+  EXPECT_EQ(r.wafer.pe({1, 0}).counters.setup_cycles, 0u);
+  EXPECT_EQ(r.wafer.pe({0, 0}).counters.setup_cycles, 44u);
 }
 
 // A synchronous memory op that runs at once completes at once: what its options activate or

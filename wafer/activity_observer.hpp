@@ -26,7 +26,7 @@ struct TracedPe {
 struct IntervalFrame {
   size_t index = 0;
   Cycle start = 0, end = 0;  // cycles from the start of the recording, [start, end)
-  std::vector<uint64_t> receive, fmac, move, send, stall_backpressure, tasks, wavelets_in, wavelets_out, macs;
+  std::vector<uint64_t> receive, fmac, move, send, stall_backpressure, setup, tasks, wavelets_in, wavelets_out, macs;
   std::vector<uint32_t> sram_bytes, sram_high_water, input_occupancy;  // levels at the boundary
   std::vector<uint64_t> link_wavelets, link_backpressure;
   std::vector<uint64_t> lane_wavelets, lane_backpressure;

@@ -14,7 +14,7 @@ namespace {
 
 // PE metrics, in the order they are stored. stall_input and idle are derived when the run ends.
 enum PeMetric : size_t {
-  kReceive, kFmac, kMove, kSend, kStallBackpressure, kStallInput, kIdle, kTasks, kWaveletsIn, kWaveletsOut, kMacs,
+  kReceive, kFmac, kMove, kSend, kStallBackpressure, kSetup, kStallInput, kIdle, kTasks, kWaveletsIn, kWaveletsOut, kMacs,
   kSramBytes, kSramHighWater, kInputOccupancy, kPeMetrics
 };
 struct MetricName {
@@ -23,7 +23,7 @@ struct MetricName {
 };
 constexpr MetricName kPeNames[kPeMetrics] = {
     {"receive_cycles", "cycles"},  {"fmac_cycles", "cycles"},   {"move_cycles", "cycles"},
-    {"send_cycles", "cycles"},     {"stall_backpressure_cycles", "cycles"},
+    {"send_cycles", "cycles"},     {"stall_backpressure_cycles", "cycles"}, {"setup_cycles", "cycles"},
     {"stall_input_cycles", "cycles"}, {"idle_cycles", "cycles"}, {"tasks", "tasks"},
     {"wavelets_in", "wavelets"},   {"wavelets_out", "wavelets"}, {"macs", "macs"},
     {"sram_bytes", "bytes"},       {"sram_high_water_bytes", "bytes"}, {"input_queue_occupancy", "wavelets"}};
@@ -104,7 +104,7 @@ ActivityRecorder::TilePrev ActivityRecorder::tile_counters(const Pe& pe, Cycle b
   const PeCounters& c = pe.counters;
   const Future f = future_part(pe.last_task(), b);
   return {c.receive_cycles - f.receive, c.fmac_cycles - f.fmac, c.move_cycles - f.move, c.send_cycles,
-          c.stall_send_cycles, c.tasks, c.wavelets_in, c.wavelets_out, c.macs};
+          c.stall_send_cycles, c.setup_cycles, c.tasks, c.wavelets_in, c.wavelets_out, c.macs};
 }
 
 std::vector<ActivityRecorder::LinkPrev> ActivityRecorder::colour_counters() const {
@@ -178,7 +178,7 @@ void ActivityRecorder::sample(Cycle boundary) {
   const bool keep = observer_ != nullptr;
   if (keep) {
     f.index = k, f.start = last_boundary_ - start_, f.end = boundary - start_;
-    for (auto* v : {&f.receive, &f.fmac, &f.move, &f.send, &f.stall_backpressure, &f.tasks, &f.wavelets_in,
+    for (auto* v : {&f.receive, &f.fmac, &f.move, &f.send, &f.stall_backpressure, &f.setup, &f.tasks, &f.wavelets_in,
                     &f.wavelets_out, &f.macs})
       v->resize(tiles_.size());
     for (auto* v : {&f.sram_bytes, &f.sram_high_water, &f.input_occupancy}) v->resize(tiles_.size());
@@ -193,8 +193,8 @@ void ActivityRecorder::sample(Cycle boundary) {
     const TilePrev now = tile_counters(pe, boundary);
     TilePrev& p = tile_prev_[i];
     const uint64_t d[] = {now.receive - p.receive, now.fmac - p.fmac, now.move - p.move, now.send - p.send,
-                          now.stall - p.stall};
-    for (size_t m = 0; m < 5; ++m) put_varint(pe_cols_[m][k], d[m]);
+                          now.stall - p.stall, now.setup - p.setup};
+    for (size_t m = 0; m < 6; ++m) put_varint(pe_cols_[m][k], d[m]);
     put_varint(pe_cols_[kTasks][k], now.tasks - p.tasks);
     put_varint(pe_cols_[kWaveletsIn][k], now.in - p.in);
     put_varint(pe_cols_[kWaveletsOut][k], now.out - p.out);
@@ -202,9 +202,9 @@ void ActivityRecorder::sample(Cycle boundary) {
     put_varint(pe_cols_[kSramBytes][k], pe.sram.bytes_in_use());
     put_varint(pe_cols_[kSramHighWater][k], pe.sram.high_water());
     put_varint(pe_cols_[kInputOccupancy][k], pe.input_occupancy());
-    if (d[0] | d[1] | d[2] | d[3] | d[4] | (now.in - p.in)) last_active_[i] = uint32_t(k + 1);
+    if (d[0] | d[1] | d[2] | d[3] | d[4] | d[5] | (now.in - p.in)) last_active_[i] = uint32_t(k + 1);
     if (keep) {
-      f.receive[i] = d[0], f.fmac[i] = d[1], f.move[i] = d[2], f.send[i] = d[3], f.stall_backpressure[i] = d[4];
+      f.receive[i] = d[0], f.fmac[i] = d[1], f.move[i] = d[2], f.send[i] = d[3], f.stall_backpressure[i] = d[4], f.setup[i] = d[5];
       f.tasks[i] = now.tasks - p.tasks, f.wavelets_in[i] = now.in - p.in, f.wavelets_out[i] = now.out - p.out;
       f.macs[i] = now.macs - p.macs;
       f.sram_bytes[i] = pe.sram.bytes_in_use(), f.sram_high_water[i] = pe.sram.high_water();
@@ -268,11 +268,11 @@ void ActivityRecorder::finish() {
   pe_cols_[kIdle].assign(n, {});
   for (size_t k = 0; k < n; ++k) {
     const Cycle len = (k + 1 < n ? starts_[k + 1] : last_boundary_ - start_) - starts_[k];
-    size_t pos[5] = {};
+    size_t pos[6] = {};
     for (size_t i = 0; i < tiles_.size(); ++i) {
-      // The datapath's cycles and its send stalls; sends overlap them (output queues).
+      // The datapath's cycles, its send stalls and its ops' setup; sends overlap them (output queues).
       uint64_t used = 0;
-      for (size_t m = 0; m < 5; ++m) {
+      for (size_t m = 0; m < 6; ++m) {
         const uint64_t x = get_varint(pe_cols_[m][k], pos[m]);
         if (m != kSend) used += x;
       }

@@ -92,7 +92,7 @@ class ActivityRecorder {
 
  private:
   struct TilePrev {
-    uint64_t receive = 0, fmac = 0, move = 0, send = 0, stall = 0, tasks = 0, in = 0, out = 0, macs = 0;
+    uint64_t receive = 0, fmac = 0, move = 0, send = 0, stall = 0, setup = 0, tasks = 0, in = 0, out = 0, macs = 0;
   };
   struct LinkPrev {
     uint64_t wavelets = 0, backpressure = 0;
