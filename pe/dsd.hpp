@@ -15,7 +15,10 @@
 
 namespace wse {
 
-enum class DsdKind : uint8_t { None, Mem, FabIn, FabOut, Scalar };
+// BadStride: what mem1d() makes of a memory vector whose stride is not an i8 (mem1d_dsd's stride,
+// sdk.cerebras.ai/csl/language/dsds); every op refuses it, naming the stride (PeContext::issue).
+// A kind of its own, so the builtins' fast path (PeContext::builtin) needs no test for it.
+enum class DsdKind : uint8_t { None, Mem, FabIn, FabOut, Scalar, BadStride };
 
 struct Dsd {
   DsdKind kind = DsdKind::None;
@@ -31,7 +34,7 @@ struct Dsd {
 
 // A vector in SRAM: `length` elements from `byte_offset`, `stride` elements apart.
 inline Dsd mem1d(uint32_t byte_offset, uint32_t length, int32_t stride = 1) {
-  return {DsdKind::Mem, 0, 0, stride, byte_offset, length};
+  return {stride >= -128 && stride <= 127 ? DsdKind::Mem : DsdKind::BadStride, 0, 0, stride, byte_offset, length};
 }
 inline Dsd mem1d(SramRef r, uint32_t length, int32_t stride = 1) { return mem1d(r.offset, length, stride); }
 // `extent` wavelets taken from colour c's input queue.

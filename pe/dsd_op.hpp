@@ -99,8 +99,11 @@ inline void mem_write(uint8_t* sram, const Dsd& d, uint32_t i, ElemType t, float
 // SIMD width of an op whose operands are all in memory: the SDK's per-builtin width (machine
 // spec), limited by strides as the SDK's SIMD-mode appendix lists, and 1 for a reduction into a
 // stride-0 destination (each element depends on the one before). Every limit is a minimum, so
-// the operands may be looked at in any order.
-inline uint32_t dsd_simd_width(DsdOpCode code, ElemType t_dst, ElemType t_a, ElemType t_b, const Dsd& dst, const Dsd& a,
+// the operands may be looked at in any order. Always inlined: the builtins' fast path calls it
+// with the op and its types known (PeContext::builtin), which leaves little more than the stride
+// tests (left to the compiler, a change elsewhere in the builtin once made it a call: the FC
+// step's per-weight ops cost 4x the instructions here).
+[[gnu::always_inline]] inline uint32_t dsd_simd_width(DsdOpCode code, ElemType t_dst, ElemType t_a, ElemType t_b, const Dsd& dst, const Dsd& a,
                                const Dsd& b, const MachineSpec& spec) {
   const bool h_only = t_dst == ElemType::F16 && t_a == ElemType::F16;
   const bool mixed = t_dst == ElemType::F32 && (t_b == ElemType::F16 || t_a == ElemType::F16);
@@ -109,7 +112,7 @@ inline uint32_t dsd_simd_width(DsdOpCode code, ElemType t_dst, ElemType t_a, Ele
   else if (code == DsdOpCode::Mul || code == DsdOpCode::Max) w = h_only ? spec.move_simd_fp16 : spec.fmac_simd_fp32;
   else if (code == DsdOpCode::Cvt) w = spec.move_simd_fp32;
   else w = h_only ? spec.move_simd_fp16 : mixed ? spec.fmac_simd_mixed : spec.move_simd_fp32;
-  auto limit = [&w, &spec](const Dsd& d, bool is_dst) {
+  auto limit = [&w, &spec](const Dsd& d, bool is_dst) __attribute__((always_inline)) {
     if (!d.mem() || d.stride == 1) return;
     if (d.stride == 0) {
       if (is_dst) w = 1;
@@ -134,7 +137,7 @@ inline uint32_t dsd_simd_width(const DsdOp& op, const MachineSpec& spec) {
 // Pe::run_memory_op computes for such an op, element by element in the same order (a source
 // that overlaps the destination reads what earlier elements wrote), with the same roundings.
 template <DsdOpCode C, ElemType TD, ElemType TA, ElemType TB, ElemType TS>
-inline void dsd_mem_elements(uint8_t* m, const Dsd& dst, const Dsd& a, const Dsd& b, uint32_t scalar, uint32_t n) {
+[[gnu::always_inline]] inline void dsd_mem_elements(uint8_t* m, const Dsd& dst, const Dsd& a, const Dsd& b, uint32_t scalar, uint32_t n) {
   constexpr int64_t bd = TD == ElemType::F32 ? 4 : 2, ba = TA == ElemType::F32 ? 4 : 2, bb = TB == ElemType::F32 ? 4 : 2;
   uint8_t* const pd = m + dst.offset;
   const int64_t sd = int64_t(dst.stride) * bd, sa = int64_t(a.stride) * ba, sb = int64_t(b.stride) * bb;

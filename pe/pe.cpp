@@ -73,6 +73,7 @@ void Pe::attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
   stall_from_ = kNever;
   ramp_blocked_from_ = kNever;
   setup_from_ = kNever;
+  setup_until_ = 0;
   rearm();
 }
 
@@ -330,6 +331,21 @@ void Pe::finish_op(ActiveOp& a, uint8_t thread, Cycle end) {
   else uts_active_ &= ~(1u << (thread - 1));
 }
 
+void Pe::settle_sleep(Cycle now) {
+  if (stall_from_ != kNever) {  // slept through a send stall; a credit (or an arrival) woke us
+    counters.stall_send_cycles += now - stall_from_;
+    stall_from_ = kNever;
+  }
+  if (ramp_blocked_from_ != kNever) {  // slept while a head waited for a credit; a credit woke us
+    if (ramp_blocked_from_ < now) ramp_up_->counters.backpressure_cycles += now - ramp_blocked_from_;
+    ramp_blocked_from_ = kNever;
+  }
+  if (setup_from_ != kNever) {  // slept while an op was set up; its first element (or an arrival) woke us
+    if (setup_from_ < now) counters.setup_cycles += now - setup_from_;
+    setup_from_ = kNever;
+  }
+}
+
 bool Pe::in_setup(Cycle c) const {
   if (main_active_ && main_op_->ready > c) return true;
   for (uint32_t m = uts_active_; m; m &= m - 1)
@@ -425,6 +441,7 @@ void Pe::start_main(TileId self, Cycle now, Scheduler& s, const MachineSpec& spe
       ActiveOp& slot = microthread_slot(k);  // `a` is in the queue, not among the microthreads
       slot = a;
       slot.ready = now + (a.memory_only ? 0 : spec.fabric_dsd_setup_cycles);
+      setup_until_ = std::max(setup_until_, slot.ready);
       uts_active_ |= 1u << k;
       continue;
     }
@@ -445,6 +462,7 @@ void Pe::start_main(TileId self, Cycle now, Scheduler& s, const MachineSpec& spe
     if (!main_op_) main_op_ = std::make_unique<ActiveOp>();
     *main_op_ = a;
     main_op_->ready = now + spec.fabric_dsd_setup_cycles;  // the fabric DSDs are set up first (a latency, not datapath work)
+    setup_until_ = std::max(setup_until_, main_op_->ready);
     main_active_ = true;
     if (can_progress(*main_op_, now) == Progress::Moved) progress(*main_op_, 0, self, now, s, spec);
     return;
@@ -522,18 +540,7 @@ bool Pe::drain(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
 
 void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
   if (noted_) ingest(self, now, s, spec);  // (nothing reached the RAMP links since the last one took all)
-  if (stall_from_ != kNever) {  // slept through a send stall; a credit (or an arrival) woke us
-    counters.stall_send_cycles += now - stall_from_;
-    stall_from_ = kNever;
-  }
-  if (ramp_blocked_from_ != kNever) {  // slept while a head waited for a credit; a credit woke us
-    if (ramp_blocked_from_ < now) ramp_up_->counters.backpressure_cycles += now - ramp_blocked_from_;
-    ramp_blocked_from_ = kNever;
-  }
-  if (setup_from_ != kNever) {  // slept while an op was set up; its first element (or an arrival) woke us
-    if (setup_from_ < now) counters.setup_cycles += now - setup_from_;
-    setup_from_ = kNever;
-  }
+  if ((stall_from_ & ramp_blocked_from_ & setup_from_) != kNever) settle_sleep(now);  // (one test: all kNever mostly)
   if (!started_) {
     started_ = true;
     if (program && program->start_task >= 0) local_pending_ |= 1u << program->start_task;
@@ -558,7 +565,7 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
       ready |= kMain;
     }
   }
-  const uint64_t busy_before = counters.busy_cycles();
+  bool moved = false;  // a thread moved an element this cycle
   if (ready) {
     // Round-robin: the first ready thread after the one granted last.
     const uint32_t order = (ready & kMain) ? (ready & ~kMain) | (1u << microthreads_) : ready;
@@ -566,19 +573,19 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
     const int g = std::countr_zero(after ? after : order);
     grant_rr_ = uint8_t(g);
     if (g == microthreads_) {
-      if (main_active_) progress(*main_op_, 0, self, now, s, spec);
+      if (main_active_) progress(*main_op_, 0, self, now, s, spec), moved = true;
       else start_main(self, now, s, spec);
     } else {
-      progress(uts_[size_t(g)], uint8_t(g + 1), self, now, s, spec);
+      progress(uts_[size_t(g)], uint8_t(g + 1), self, now, s, spec), moved = true;
       if (busy_until_ > now) ++busy_until_;  // the main thread's SIMD work pauses for a cycle
       if (work_until_ > now) ++work_until_;
     }
   } else if (no_room) {
     stall_from_ = now;  // the datapath waits for an output queue to drain
   }
-  // A cycle of setup: no datapath work (no element moved, no task or memory op running), no
-  // send stall, and an op still being set up.
-  if (stall_from_ != now && now >= work_until_ && counters.busy_cycles() == busy_before && in_setup(now)) ++counters.setup_cycles;
+  // A cycle of setup: an op still being set up (rarely: most steps stop at the first test), no
+  // datapath work (no element moved, no task or memory op computing) and no send stall.
+  if (now < setup_until_ && !moved && now >= work_until_ && stall_from_ != now && in_setup(now)) ++counters.setup_cycles;
   const bool sent = out_wavelets_ && drain(self, now, s, spec);  // most cycles have nothing to send: no call
 
   // When to step again: next cycle if a thread can go on, else when something becomes ready;
@@ -604,7 +611,8 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
   if (stall_from_ == kNever && waits_room && next != soon) stall_from_ = soon;
   // Sleeping, without a stall, while an op is set up: setup cycles from when the main thread is
   // free until woken (at the latest when the first op in setup is ready: consider() above).
-  if (stall_from_ == kNever && next != soon && in_setup(std::max(soon, work_until_))) setup_from_ = std::max(soon, work_until_);
+  if (soon < setup_until_ && stall_from_ == kNever && next != soon && in_setup(std::max(soon, work_until_)))
+    setup_from_ = std::max(soon, work_until_);
   if (out_wavelets_) {
     // A head without a credit waits on the RAMP-up link from when it is ready (this cycle, if
     // nothing was sent), until a credit wakes the PE: that link's backpressure.
@@ -637,6 +645,9 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
   };
   // Length: every vector operand must have the destination's.
   const Dsd* ops[3] = {&op.dst, &op.a, &op.b};
+  for (const Dsd* d : ops)
+    if (d->kind == DsdKind::BadStride)
+      bad("a memory DSD with a stride of " + std::to_string(d->stride) + " elements: a mem1d_dsd's stride is an i8 (-128 to 127)");
   const ElemType types[3] = {op.t_dst, op.t_a, op.t_b};
   if (op.dst.kind == DsdKind::None || op.dst.kind == DsdKind::Scalar || op.dst.kind == DsdKind::FabIn)
     bad("the destination must be a memory or fabric-output DSD");
@@ -659,11 +670,6 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
   for (int k = 0; k < 3; ++k) {
     const Dsd& d = *ops[k];
     if (d.kind == DsdKind::Mem) {
-      // mem1d_dsd's stride is an i8 (sdk.cerebras.ai/csl/language/dsds); a wider step is a
-      // multi-dimensional DSD's, which this PE does not model.
-      if (d.stride < -128 || d.stride > 127)
-        bad("a memory DSD with a stride of " + std::to_string(d.stride) +
-            " elements: a mem1d_dsd's stride is an i8 (-128 to 127)");
       const int64_t first = mem_elem_offset(d, 0, types[k]), last = mem_elem_offset(d, n - 1, types[k]);
       const int64_t lo = std::min(first, last), hi = std::max(first, last) + elem_bytes(types[k]);
       if (lo < 0 || hi > int64_t(pe.sram.capacity()))
@@ -699,6 +705,7 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
           pe.task_label(pe.uts_[k].task_local, pe.uts_[k].task) + "): one op per microthread at a time");
     pe.claim(a);
     a.ready = pe.dispatch_at_ + cost_ + setup;
+    pe.setup_until_ = std::max(pe.setup_until_, a.ready);
     pe.microthread_slot(k) = a;
     pe.uts_active_ |= 1u << k;
     ++pe.counters.dsd_ops;

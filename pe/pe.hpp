@@ -107,6 +107,9 @@ class alignas(64) Pe {
   Cycle ramp_blocked_from_ = kNever;
   // First cycle not yet counted of an ongoing sleep while an op is set up (counters.setup_cycles).
   Cycle setup_from_ = kNever;
+  // No op is set up at or after this cycle (the latest ready of an op given a setup): a step
+  // before it looks for setup cycles, a step after it (almost all) does not.
+  Cycle setup_until_ = 0;
   Cycle woken_for_ = kNever;             // the last cycle wake() asked for, in this run (rearm forgets it)
   uint32_t uts_active_ = 0;              // microthreads with an op
   // Bit masks by colour (and task id), so the per-cycle questions (may a data task fire? is
@@ -210,6 +213,8 @@ class alignas(64) Pe {
   void finish_op(ActiveOp& a, uint8_t thread, Cycle end);
   // Whether an active op is still being set up at cycle c (its first element not yet due).
   bool in_setup(Cycle c) const;
+  // A step after a sleep: counts the send stall, the RAMP-up link's wait and the setup it slept through.
+  void settle_sleep(Cycle now);
   // What an op does on completion: activate or unblock the task its options name.
   void complete(const OpOptions& o);
   uint32_t run_memory_op(const DsdOp& op, const MachineSpec& spec, uint32_t& fmac, uint32_t& move);
@@ -351,12 +356,12 @@ class PeContext {
   // same cycles and counters). Everything else, and every op issue() would reject, goes through
   // issue(), which checks it and says what is wrong.
   template <DsdOpCode C, ElemType TD, ElemType TA, ElemType TB, ElemType TS = ElemType::F32>
-  void builtin(const char* name, const Dsd& dst, const Dsd& a, const Dsd& b, uint32_t scalar, const OpOptions& o) {
+  [[gnu::always_inline]] void builtin(const char* name, const Dsd& dst, const Dsd& a, const Dsd& b, uint32_t scalar, const OpOptions& o) {
     const uint32_t n = dst.length;
     // The common case, a memory op that runs now and does nothing on completion, runs here; anything
     // else (or anything issue() would refuse) goes through issue().
     if (!o.async && o.microthread < 0 && o.activate.kind == TaskRef::None && o.unblock.kind == TaskRef::None &&
-        !pe_.fifo_count_ && !pe_.main_active_ && dst.kind == DsdKind::Mem && n && n <= 0xffff &&
+        !pe_.fifo_count_ && !pe_.main_active_ && dst.kind == DsdKind::Mem && n && n <= 0xffffu &&
         in_sram(dst, n, TD) && (a.kind == DsdKind::Scalar || (a.kind == DsdKind::Mem && a.length == n && in_sram(a, n, TA))) &&
         (b.kind == DsdKind::None || b.kind == DsdKind::Scalar || (b.kind == DsdKind::Mem && b.length == n && in_sram(b, n, TB)))) {
       dsd_mem_elements<C, TD, TA, TB, TS>(pe_.sram.base(), dst, a, b, scalar, n);
@@ -368,16 +373,15 @@ class PeContext {
     op.t_dst = TD, op.t_a = TA, op.t_b = TB, op.t_s = TS, op.scalar = scalar;
     issue(op, o);
   }
-  // Whether memory DSD d's n elements lie in this PE's SRAM, at a stride mem1d_dsd can hold
-  // (issue() says why not).
-  bool in_sram(const Dsd& d, uint32_t n, ElemType t) const {
-    if (d.stride < -128 || d.stride > 127) return false;
+  // Whether memory DSD d's n elements lie in this PE's SRAM (issue() says why not).
+  // (Inlined: the kernels' per-weight ops come through here millions of times a step.)
+  [[gnu::always_inline]] bool in_sram(const Dsd& d, uint32_t n, ElemType t) const {
     const int64_t first = d.offset, last = mem_elem_offset(d, n - 1, t);
     return std::min(first, last) >= 0 && std::max(first, last) + elem_bytes(t) <= int64_t(pe_.sram.capacity());
   }
   // The counters of a memory op of n elements at SIMD width w that ran at once (as run_memory_op
   // keeps them): its cycles are the task's.
-  void ran_now(DsdOpCode c, uint32_t n, uint32_t w) {
+  [[gnu::always_inline]] void ran_now(DsdOpCode c, uint32_t n, uint32_t w) {
     const uint32_t cycles = (n + w - 1) / w;
     if (is_multiply(c)) {
       pe_.counters.fmac_cycles += cycles, pe_.task_fmac_ += cycles;
