@@ -44,7 +44,7 @@ uint64_t checksum(const Wafer& wafer, const WaferRun& run, const std::vector<flo
   f.bytes(result.data(), result.size() * sizeof(float));
   for (const Pe& pe : wafer.pes()) {
     const PeCounters& c = pe.counters;
-    for (uint64_t v : {c.receive_cycles, c.fmac_cycles, c.move_cycles, c.send_cycles, c.stall_send_cycles, c.tasks,
+    for (uint64_t v : {c.receive_cycles, c.fmac_cycles, c.move_cycles, c.send_cycles, c.stall_send_cycles, c.setup_cycles, c.tasks,
                        c.wavelets_in, c.wavelets_out, c.macs, uint64_t(pe.sram.high_water())})
       f.u64(v);
   }
