@@ -12,8 +12,9 @@ struct PeCounters {
   uint64_t move_cycles = 0;     // datapath cycles of the other ops (add, mov, max, ...); a fabric op's setup is not counted
   uint64_t send_cycles = 0;     // one per wavelet put onto the RAMP
   uint64_t stall_send_cycles = 0;  // the datapath idle while an op waited for room in an output queue
-  // The datapath idle, the main thread free and no op waiting for room, while an op's fabric DSDs
-  // are set up (MachineSpec::fabric_dsd_setup_cycles before its first element): not input wait.
+  // Cycles with no datapath work (no element moved, no task or memory op computing) and no op
+  // waiting for room, while an op's fabric DSDs are set up (MachineSpec::fabric_dsd_setup_cycles
+  // before its first element): not input wait.
   uint64_t setup_cycles = 0;
   uint64_t tasks = 0;
   uint64_t dsd_ops = 0;         // DSD operations started
