@@ -332,18 +332,10 @@ void Pe::finish_op(ActiveOp& a, uint8_t thread, Cycle end) {
 }
 
 void Pe::settle_sleep(Cycle now) {
-  if (stall_from_ != kNever) {  // slept through a send stall; a credit (or an arrival) woke us
-    counters.stall_send_cycles += now - stall_from_;
-    stall_from_ = kNever;
-  }
-  if (ramp_blocked_from_ != kNever) {  // slept while a head waited for a credit; a credit woke us
-    if (ramp_blocked_from_ < now) ramp_up_->counters.backpressure_cycles += now - ramp_blocked_from_;
-    ramp_blocked_from_ = kNever;
-  }
-  if (setup_from_ != kNever) {  // slept while an op was set up; its first element (or an arrival) woke us
-    if (setup_from_ < now) counters.setup_cycles += now - setup_from_;
-    setup_from_ = kNever;
-  }
+  // What the sleep held (a send stall, a head waiting for a credit, an op being set up) is
+  // counted up to now, as at a sample boundary; this step looks at each afresh.
+  settle(now);
+  stall_from_ = ramp_blocked_from_ = setup_from_ = kNever;
 }
 
 bool Pe::in_setup(Cycle c) const {
