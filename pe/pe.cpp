@@ -70,6 +70,7 @@ void Pe::attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
   local_pending_ = 0;
   rr_ = out_rr_ = grant_rr_ = 0;
   busy_until_ = work_until_ = dispatch_at_ = 0;
+  active_end_ = 0, activity_seen_ = activity_sum();
   stall_from_ = kNever;
   ramp_blocked_from_ = kNever;
   setup_from_ = kNever;
@@ -617,6 +618,10 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
   }
   due_ = next;  // until then (or a push onto a RAMP link) a step would change nothing
   if (next != kNever) wake(self, next, s);
+  // This step's own activity (what settle_sleep() counted above set active_end_ itself): this
+  // cycle, or the end of the datapath work it charged ahead (a task's cycles).
+  const uint64_t seen = activity_sum();
+  if (seen != activity_seen_) activity_seen_ = seen, active_end_ = std::max({active_end_, soon, work_until_});
 }
 
 // ---- PeContext ----

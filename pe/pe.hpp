@@ -111,6 +111,12 @@ class alignas(64) Pe {
   // before it looks for setup cycles, a step after it (almost all) does not.
   Cycle setup_until_ = 0;
   Cycle woken_for_ = kNever;             // the last cycle wake() asked for, in this run (rearm forgets it)
+  // The cycle after the last one in which this PE did anything the activity dump counts as
+  // activity (datapath work, a send, a send stall, setup, a wavelet taken in): the dump counts
+  // the cycles after it as idle, not as waiting for input. `activity_seen_` is the sum of those
+  // counters when it was last set, so a step finds whether it added any with one comparison.
+  Cycle active_end_ = 0;
+  uint64_t activity_seen_ = 0;
   uint32_t uts_active_ = 0;              // microthreads with an op
   // Bit masks by colour (and task id), so the per-cycle questions (may a data task fire? is
   // anything waiting to leave?) are a few instructions, not loops over the queues.
@@ -155,13 +161,27 @@ class alignas(64) Pe {
   void rearm();
   // Counts an open send stall up to `end` (a sample boundary or the end of the run).
   void settle(Cycle end) {
-    if (stall_from_ != kNever && stall_from_ < end) counters.stall_send_cycles += end - stall_from_, stall_from_ = end;
+    if (stall_from_ != kNever && stall_from_ < end) {
+      counters.stall_send_cycles += end - stall_from_, activity_seen_ += end - stall_from_;
+      stall_from_ = end, active_end_ = std::max(active_end_, end);
+    }
     if (ramp_blocked_from_ != kNever && ramp_blocked_from_ < end)
       ramp_up_->counters.backpressure_cycles += end - ramp_blocked_from_, ramp_blocked_from_ = end;
     if (setup_from_ != kNever) {
-      if (setup_from_ < end) counters.setup_cycles += end - setup_from_;
+      if (setup_from_ < end) {
+        counters.setup_cycles += end - setup_from_, activity_seen_ += end - setup_from_;
+        active_end_ = std::max(active_end_, end);
+      }
       setup_from_ = std::max(setup_from_, end);
     }
+  }
+  // The cycle after this PE's last activity (see active_end_; 0 if none yet). Counters settled
+  // up to a boundary (settle()) are included.
+  Cycle active_end() const { return active_end_; }
+  // Zeroes the counters (a new measurement on the same wafer); the activity end stays.
+  void reset_counters() {
+    counters = {};
+    activity_seen_ = 0;
   }
   bool idle() const;
   // What this PE waits for, in a line for a hang diagnosis ("" when idle).
@@ -180,6 +200,11 @@ class alignas(64) Pe {
 
  private:
   friend class PeContext;
+  // The counters whose change marks a cycle of activity (the dump's test, ActivityRecorder).
+  uint64_t activity_sum() const {
+    return counters.receive_cycles + counters.fmac_cycles + counters.move_cycles + counters.send_cycles +
+           counters.stall_send_cycles + counters.setup_cycles + counters.wavelets_in;
+  }
   // An operation in progress on a thread.
   struct ActiveOp {
     DsdOp op;

@@ -139,7 +139,8 @@ TEST(ActivityDump, TaskCyclesAreSplitExactlyAtIntervalBoundaries) {
   {
     ActivityRecorder rec(wafer, {"long", "fwd"}, 1000);
     WaferRun r = wafer.run(100000, rec.hooks());
-    // The PE is free at 3200 and looks for work then: the run's length is 3201.
+    // The PE is free at 3200 and looks for work then: the run's length is 3201 (that last cycle,
+    // after its last activity, is idle).
     ASSERT_EQ(r.cycles, 3201u);
     rec.write(temp_file("split.wsad"));
     DumpView v = load_dump_view(temp_file("split.wsad"));
@@ -156,13 +157,56 @@ TEST(ActivityDump, TaskCyclesAreSplitExactlyAtIntervalBoundaries) {
     }
     EXPECT_EQ(fmac, (std::vector<uint32_t>{1000, 1000, 500, 0}));
     EXPECT_EQ(move, (std::vector<uint32_t>{0, 0, 500, 200}));
-    EXPECT_EQ(wait, (std::vector<uint32_t>{0, 0, 0, 1}));  // its last active interval
-    EXPECT_EQ(idle, (std::vector<uint32_t>{0, 0, 0, 0}));
+    EXPECT_EQ(wait, (std::vector<uint32_t>{0, 0, 0, 0}));
+    EXPECT_EQ(idle, (std::vector<uint32_t>{0, 0, 0, 1}));
     EXPECT_EQ(sram, (std::vector<uint32_t>{10000, 10000, 10000, 10000}));
     EXPECT_EQ(v.pe_metric("tasks")->frames[0][t], 1u);
     // The tile without a program stores nothing.
     EXPECT_EQ(v.tiles, std::vector<uint32_t>{1});
   }
+}
+
+// 150 fmac cycles at cycle 0, and nothing after.
+void short_task(PeContext& ctx) {
+  float* y = ctx.at<float>(0u);
+  ctx.fmac(y, y, 0.0f, 150);
+}
+
+TEST(ActivityDump, APesCyclesAfterItsLastActivityAreIdleNotWaitingForInput) {
+  // Two PEs: one works for 150 cycles, the other for 3200 (long_task), so the run lasts 3201
+  // cycles. The first PE's last active interval is its first, [0, 1000): 150 cycles of fmac, and
+  // the 850 after its last activity are idle, as every later interval is. (They were counted as
+  // waiting for input until 2026-11-28: the whole of a PE's last active interval was.)
+  Wafer wafer(test::spec(), {2, 1});
+  Program brief, long_one;
+  brief.name = "brief", long_one.name = "long";
+  brief.start_task = brief.local(short_task);
+  long_one.start_task = long_one.local(long_task);
+  wafer.load({0, 0}, &brief);
+  wafer.load({1, 0}, &long_one);
+  wafer.allocate({0, 0}, "y", 150 * 4);
+  wafer.allocate({1, 0}, "y", 2500 * 4);
+  wafer.finalize(1);
+  ActivityRecorder rec(wafer, {"brief", "long"}, 1000);
+  WaferRun r = wafer.run(100000, rec.hooks());
+  ASSERT_EQ(r.cycles, 3201u);
+  EXPECT_EQ(wafer.pes()[0].active_end(), 150u);
+  EXPECT_EQ(wafer.pes()[1].active_end(), 3200u);
+  rec.write(temp_file("tail.wsad"));
+  DumpView v = load_dump_view(temp_file("tail.wsad"));
+  ASSERT_EQ(v.interval_starts, (std::vector<uint64_t>{0, 1000, 2000, 3000}));
+  std::vector<uint32_t> fmac, wait, idle;
+  for (size_t k = 0; k < 4; ++k) {
+    fmac.push_back(v.pe_metric("fmac_cycles")->frames[k][0]);
+    wait.push_back(v.pe_metric("stall_input_cycles")->frames[k][0]);
+    idle.push_back(v.pe_metric("idle_cycles")->frames[k][0]);
+  }
+  EXPECT_EQ(fmac, (std::vector<uint32_t>{150, 0, 0, 0}));
+  EXPECT_EQ(wait, (std::vector<uint32_t>{0, 0, 0, 0}));
+  EXPECT_EQ(idle, (std::vector<uint32_t>{850, 1000, 1000, 201}));
+  // The long PE is busy to 3200; its one cycle after is idle.
+  EXPECT_EQ(v.pe_metric("idle_cycles")->frames[3][1], 1u);
+  EXPECT_EQ(v.pe_metric("stall_input_cycles")->frames[3][1], 0u);
 }
 
 TEST(ActivityDump, SramOccupancyEqualsTheNamedAllocations) {

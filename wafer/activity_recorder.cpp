@@ -263,7 +263,8 @@ void ActivityRecorder::finish() {
   const size_t n = starts_.size();
   const auto& pes = wafer_.pes();
   // Waiting for input: cycles of a PE with a program that are neither busy nor stalled, up to
-  // its last interval with any activity; after that (or without a program) the PE is idle.
+  // its last activity (Pe::active_end(): within its last interval with any, the cycles after it
+  // are idle too); after that (or without a program) the PE is idle.
   pe_cols_[kStallInput].assign(n, {});
   pe_cols_[kIdle].assign(n, {});
   for (size_t k = 0; k < n; ++k) {
@@ -277,9 +278,17 @@ void ActivityRecorder::finish() {
         if (m != kSend) used += x;
       }
       const uint64_t rest = len - std::min<uint64_t>(len, used);
-      const bool waiting = pes[tiles_[i]].program && k < last_active_[i];
-      put_varint(pe_cols_[kStallInput][k], waiting ? rest : 0);
-      put_varint(pe_cols_[kIdle][k], waiting ? 0 : rest);
+      const Pe& pe = pes[tiles_[i]];
+      const bool waiting = pe.program && k < last_active_[i];
+      uint64_t idle = waiting ? 0 : rest;
+      if (waiting && k + 1 == last_active_[i]) {
+        // The last interval with activity: what follows the PE's last active cycle is idle
+        // (every counted cycle lies before it, so the tail is all in `rest`).
+        const Cycle from = start_ + starts_[k], to = from + len;
+        idle = std::min<uint64_t>(rest, to - std::clamp(pe.active_end(), from, to));
+      }
+      put_varint(pe_cols_[kStallInput][k], rest - idle);
+      put_varint(pe_cols_[kIdle][k], idle);
     }
   }
 

@@ -35,7 +35,7 @@ void Wafer::finalize(unsigned threads) {
       throw RouteError("route at tile " + to_string(pe.coord) + " colour " + std::to_string(rx.front()) +
                        ": delivers to the PE (RAMP), but no program is loaded on that PE");
     pe.attach(r ? r->out_link(Dir::Ramp) : nullptr, r ? r->in_link(Dir::Ramp) : nullptr, std::move(rx), tx, spec());
-    pe.counters = {};
+    pe.reset_counters();
   }
   finalized_ = true;
 }
@@ -103,7 +103,7 @@ void Wafer::reset_counters() {
   for (TileId t = 0; t < pes_.size(); ++t) {
     if (Router* r = mesh_.router(t))
       for (Lane& lane : r->lanes) lane.counters = {};
-    pes_[t].counters = {};
+    pes_[t].reset_counters();
     pes_[t].sram.reset_high_water();
   }
 }
