@@ -117,7 +117,7 @@ TEST(TracePftrace, DecodesAndAgreesWithTheWaferAndTheDump) {
   const MetricGrid* lb = g.view.link_metric("backpressure_cycles");
   ASSERT_TRUE(sram && queue && busy && lw && lb);
 
-  size_t pes = 0;
+  size_t pes = 0, level_changes = 0;
   for (const Pe& pe : g.wafer.pes()) {
     if (!pe.program) continue;
     ++pes;
@@ -148,15 +148,23 @@ TEST(TracePftrace, DecodesAndAgreesWithTheWaferAndTheDump) {
     EXPECT_EQ(c.receive_cycles, 0u);  // GEMV runs local tasks only: no receive in the split below
     EXPECT_EQ(fmac, c.fmac_cycles) << name;
 
-    // Counters: at every interval's start, the dump's value for that interval.
+    // Counters: at every interval's start, the dump's value for that interval; a level (SRAM
+    // bytes, input queue wavelets: read at the interval's end) from the interval's end, the level
+    // of the interval before until then.
     const uint64_t sram_t = d.find(name + "/SRAM bytes"), queue_t = d.find(name + "/input queue wavelets");
     const uint64_t util_t = d.find(name + "/busiest link utilization"), bp_t = d.find(name + "/link backpressure cycles");
     ASSERT_TRUE(sram_t && queue_t && util_t && bp_t) << name;
     const TileId tile = g.wafer.shape().id(pe.coord);
     for (size_t k = 0; k < n; ++k) {
       const Cycle at = g.view.interval_starts[k];
-      EXPECT_EQ(d.value_at(sram_t, at), sram->frames[k][tile]) << name << " interval " << k;
-      EXPECT_EQ(d.value_at(queue_t, at), queue->frames[k][tile]) << name << " interval " << k;
+      const Cycle end = at + g.view.interval_length(k);
+      EXPECT_EQ(d.value_at(sram_t, end), sram->frames[k][tile]) << name << " interval " << k;
+      EXPECT_EQ(d.value_at(queue_t, end), queue->frames[k][tile]) << name << " interval " << k;
+      if (k > 0) {
+        EXPECT_EQ(d.value_at(sram_t, end - 1), sram->frames[k - 1][tile]) << name << " interval " << k;
+        EXPECT_EQ(d.value_at(queue_t, end - 1), queue->frames[k - 1][tile]) << name << " interval " << k;
+        level_changes += queue->frames[k][tile] != queue->frames[k - 1][tile];
+      }
       uint64_t busiest = 0, bp = 0;
       for (size_t l = 0; l < g.view.links.size(); ++l) {
         const LinkInfo& li = g.view.links[l];
@@ -169,6 +177,7 @@ TEST(TracePftrace, DecodesAndAgreesWithTheWaferAndTheDump) {
     }
   }
   EXPECT_EQ(g.stats.pes, pes);
+  EXPECT_GT(level_changes, 0u);  // (else the check of where a level starts could not fail)
 
   // Wafer-wide counters against the wafer's own counters and the dump.
   uint64_t bp_sum = 0, link_bp = 0;
@@ -179,7 +188,7 @@ TEST(TracePftrace, DecodesAndAgreesWithTheWaferAndTheDump) {
   EXPECT_GT(link_bp, 0u);
   uint64_t sram_now = 0;
   for (const Pe& pe : g.wafer.pes()) sram_now += pe.sram.bytes_in_use();
-  EXPECT_EQ(d.value_at(d.find("SRAM bytes in use (wafer)"), g.view.interval_starts[n - 1]), sram_now);
+  EXPECT_EQ(d.value_at(d.find("SRAM bytes in use (wafer)"), g.view.interval_starts[n - 1] + g.view.interval_length(n - 1)), sram_now);
   uint32_t colour_tracks = 0;  // (a renamed track would otherwise leave this loop checking nothing)
   for (uint32_t c = 0; c < g.view.colours; ++c) {
     const uint64_t t = d.find("/c" + std::to_string(c) + " wavelets per cycle");

@@ -265,16 +265,19 @@ void LayerTrace::on_interval(const ActivityRecorder& rec, const IntervalFrame& f
     for (size_t i = 0; i < traced.size(); ++i) emit_slices(traced[i], pes_[i], rec.start_cycle());
   if (opt_.detail == TraceDetail::Tasks || f.end <= opt_.from || f.start >= opt_.to) return;
 
-  // Counters: one point per interval at its start (each holds until the next point).
+  // Counters: one point per interval (each holds until the next point). What the interval did
+  // (rates, backpressure) at its start, so the value covers the cycles it describes; a level
+  // (SRAM bytes, input queue wavelets), which the recorder reads at the interval's end, at its end.
   const Cycle at = f.start;
   const double len = double(std::max<Cycle>(1, f.end - f.start));
   auto put = [&](TrackId t, double v) {
     sink_.counter(t, at, v);
     ++stats_.counter_points;
   };
-  uint64_t sram = 0;
-  for (uint32_t b : f.sram_bytes) sram += b;
-  put(sram_total_, double(sram));
+  auto put_level = [&](TrackId t, double v) {
+    sink_.counter(t, f.end, v);
+    ++stats_.counter_points;
+  };
   double max_u = 0, sum_u = 0;
   uint64_t bp = 0, hops = 0;
   for (size_t l = 0; l < f.link_wavelets.size(); ++l) {
@@ -293,9 +296,6 @@ void LayerTrace::on_interval(const ActivityRecorder& rec, const IntervalFrame& f
   put(ingress_, double(f.ingress_wavelets) / len);
   put(egress_, double(f.egress_wavelets) / len);
   for (const PeTracks& p : pes_) {
-    const size_t i = p.tile_index;
-    put(p.sram, f.sram_bytes[i]);
-    put(p.queue, f.input_occupancy[i]);
     uint64_t busiest = 0, pbp = 0;
     for (uint32_t k = p.links_begin; k < p.links_end; ++k) {
       const uint32_t l = link_of_pe_[k];
@@ -304,6 +304,14 @@ void LayerTrace::on_interval(const ActivityRecorder& rec, const IntervalFrame& f
     }
     put(p.link_util, double(busiest) / len);
     put(p.link_bp, double(pbp));
+  }
+  // The levels after the rates: the counters share one sequence, whose points go in time order.
+  uint64_t sram = 0;
+  for (uint32_t b : f.sram_bytes) sram += b;
+  put_level(sram_total_, double(sram));
+  for (const PeTracks& p : pes_) {
+    put_level(p.sram, f.sram_bytes[p.tile_index]);
+    put_level(p.queue, f.input_occupancy[p.tile_index]);
   }
 }
 
