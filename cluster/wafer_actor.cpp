@@ -135,12 +135,14 @@ bool WaferActor::run_pass(PassKey k) {
                        ", where the wafer runs " + name + " next");
     start = std::max(busy_, head.arrive);
     if (!credited_) {
-      // The pass starts: MemoryX may send the rest of the stream (and the next one's head).
+      // The pass starts: MemoryX may send the rest of the stream (and the next one's head). What
+      // made it start then, the credit's cause: the wafer's previous work, or the head's arrival
+      // when the wafer waited for it (then the span that brought the head, as for the pass).
       ControlMessage c;
       c.kind = ControlKind::StreamCredit, c.step = step_, c.layer_index = k.layer;
       c.pass = k.backward ? StreamPass::Backward : StreamPass::Forward, c.started = start;
       const SharedBuffer buf = encode_control(c);
-      send(up_, MessageKind::Control, step_, buf->size(), {buf}, start, last_span_, start);
+      send(up_, MessageKind::Control, step_, buf->size(), {buf}, start, start > busy_ ? head.cause : last_span_, start);
       credited_ = true;
     }
     const bool tail = head.total_bytes > head.bytes;

@@ -129,6 +129,39 @@ TEST(ClusterStepTime, ASparseLayersUpdateMovesItsKeptWeightsOnly) {
   EXPECT_EQ(last["cycles"].get<uint64_t>(), sparse.update_cycles(0));
 }
 
+// The critical path follows causes: each span on it started when what the span before it made
+// happen reached its actor, a message's latency at most after that span ended (here at most the
+// way from the wafer to MemoryX, Lp, the longest one-way trip). A pass that waited for its
+// stream's head sends MemoryX its credit when that head arrives, so the credit's cause is the
+// span that brought the head, not the wafer's previous pass: with the wafer's previous pass as
+// the cause, the next stream's segment held the whole wait for the head (on this config, before
+// 2026-11-28: `stream fc1 bwd` started 4,773 cycles after `fc2 fwd`, then its cause, had ended,
+// with Lp 1,700, and its segment was 5,058 cycles; it now follows `broadcast fc2 bwd`).
+TEST(ClusterStepTime, EachSpanOnTheCriticalPathStartsWithinAMessagesTripOfItsCause) {
+  RunConfig cfg = base_config(1);
+  cfg.mesh = {4, 4};
+  cfg.train.layers = {784, 32, 10};  // a short last layer: fc1's backward stream waits for fc2's pass to start
+  cfg.train.batch_size = 4;
+  const ClusterConfig c = cluster_config(cfg);
+  const Cluster shape(c, 1);
+  const Cycle lp = c.machine.memoryx_latency_cycles + Cycle(shape.swarmx_levels()) * c.machine.swarmx_latency_cycles;
+  const Training t = train(c, 1);
+  std::map<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>> spans;  // (actor, what) -> [start, end)
+  for (const auto& [actor, list] : t.timeline["spans"].items())
+    for (const auto& sp : list) spans[{actor, sp[0].get<std::string>()}] = {sp[1].get<uint64_t>(), sp[2].get<uint64_t>()};
+  const nlohmann::json& path = t.timeline["critical_path"];
+  ASSERT_GE(path.size(), 4u);
+  bool waited = false;  // (a pass on the path that waited for its stream: the case this is about)
+  for (size_t i = 1; i < path.size(); ++i) {
+    const auto prev = spans.at({path[i - 1]["actor"], path[i - 1]["what"]});
+    const auto cur = spans.at({path[i]["actor"], path[i]["what"]});
+    EXPECT_LE(cur.first, prev.second + lp) << path[i - 1]["what"] << " -> " << path[i]["what"] << " in " << path.dump();
+    waited = waited || (path[i]["actor"] == "swarmx 0.0" && path[i]["what"].get<std::string>().rfind("broadcast", 0) == 0 &&
+                        i + 1 < path.size() && path[i + 1]["actor"] == "MemoryX");
+  }
+  EXPECT_TRUE(waited) << path.dump();
+}
+
 TEST(ClusterStepTime, ASlowMemoryXIsStreamBoundAndSaysSo) {
   ClusterConfig c = cluster_config(base_config(1));
   c.machine.memoryx_bytes_per_cycle = 0.5;  // 1/350 of the preset's
