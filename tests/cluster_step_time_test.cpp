@@ -151,7 +151,9 @@ TEST(ClusterStepTime, EachSpanOnTheCriticalPathStartsWithinAMessagesTripOfItsCau
     for (const auto& sp : list) spans[{actor, sp[0].get<std::string>()}] = {sp[1].get<uint64_t>(), sp[2].get<uint64_t>()};
   const nlohmann::json& path = t.timeline["critical_path"];
   ASSERT_GE(path.size(), 4u);
-  bool waited = false;  // (a pass on the path that waited for its stream: the case this is about)
+  // A broadcast followed by a MemoryX stream: the credit of a pass that waited for its head, the
+  // case this is about (without it on the path, the check above would not see it).
+  bool waited = false;
   for (size_t i = 1; i < path.size(); ++i) {
     const auto prev = spans.at({path[i - 1]["actor"], path[i - 1]["what"]});
     const auto cur = spans.at({path[i]["actor"], path[i]["what"]});
