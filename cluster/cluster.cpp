@@ -128,7 +128,9 @@ StepResult Cluster::train_step(const float* x, const uint8_t* labels, const floa
   r.end = e->end;
   // From the previous step's end, or from the end of evaluation batches run since (the machine
   // was busy with those, not with this step).
-  r.cycles = e->end - std::min(e->end, std::max(before ? before->end : 0, eval_end_));
+  const Cycle start = std::max(before ? before->end : 0, eval_end_);
+  r.cycles = e->end - std::min(e->end, start);
+  step_start_[s] = std::min(e->end, start);
   r.detailed = cfg_.detail.detailed(s, first_step_);
   return r;
 }
@@ -142,8 +144,8 @@ StepResult Cluster::eval_batch(const float* x, const uint8_t* labels) {
   }
   const uint64_t id = kEvalStepBase + evals_++;
   batches_[id] = {x, labels};
-  const Cycle from = runtime_->frontier();
   begin(id, true);
+  const Cycle from = user_->clock();  // the cycle the user node sent the batch's StepBegin
   runtime_->run_until([&] { return user_->finished(id, true); }, step_label(id) + "'s loss");
   batches_.erase(id);
   const StepOutcome& o = user_->outcome(id);
@@ -188,8 +190,10 @@ double Cluster::host_seconds() const {
 nlohmann::json Cluster::step_timeline(uint64_t step) const {
   const MemoryXActor::StepEnd* e = mx_->step_end(step);
   if (!e) throw std::logic_error("step_timeline: step " + std::to_string(step) + " has not ended");
+  // Where train_step counted the step from: the previous step's end or a test pass's end.
+  auto known = step_start_.find(step);
   const MemoryXActor::StepEnd* before = step > first_step_ ? mx_->step_end(step - 1) : nullptr;
-  const Cycle boundary = before ? before->end : 0;
+  const Cycle boundary = known != step_start_.end() ? known->second : before ? before->end : 0;
   const Timeline tl = runtime_->timeline();
   nlohmann::json path = nlohmann::json::array();
   nlohmann::json by_actor = nlohmann::json::object();

@@ -9,6 +9,7 @@
 //   MemoryX --weights--> SwarmX root --> ... nodes (1:4) --> wafer 0..N-1 <-- input worker 0..N-1
 //           <--summed dW--            <--   (reduce)     <--    dW
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -132,6 +133,7 @@ class Cluster {
   uint64_t evals_ = 0;
   uint64_t train_calls_ = 0;  // train_step calls so far (step first_step_ + calls)
   Cycle eval_end_ = 0;       // when the last evaluation batch's loss was in
+  std::map<uint64_t, Cycle> step_start_;  // per train step: the cycle its cycles count from
   uint64_t first_step_ = 0;
 };
 

@@ -111,7 +111,12 @@ void Runtime::deliver() {
 }
 
 void Runtime::act(Actor& actor, const std::function<void()>& fn) {
-  actor.clock_ = std::max(actor.clock_, frontier_);
+  // Not at the frontier itself: that is where the last window ended, up to a lookahead past the
+  // message that let the host act (a step's loss), so acting there would add the window's slack
+  // to the cluster's time. Anything sent at frontier - L or later arrives at the frontier or
+  // later, after everything already handled, so the window rule holds.
+  const Cycle earliest = lookahead_ == kNever ? frontier_ : frontier_ - std::min(frontier_, lookahead_);
+  actor.clock_ = std::max(actor.clock_, earliest);
   fn();
   deliver();
 }

@@ -41,8 +41,10 @@ class Runtime {
   size_t actors() const { return actors_.size(); }
   unsigned threads() const { return threads_; }
 
-  // The host acts through `actor` at the frontier (the cycle the simulation has reached): fn
-  // runs as if the actor handled a message then, and what it sends is delivered at once.
+  // The host acts through `actor` at the actor's own clock (the message it handled last, such
+  // as a step's loss), but not before frontier - L, the earliest cycle from which anything it
+  // sends cannot arrive before what is already handled: fn runs as if the actor handled a
+  // message then, and what it sends is delivered at once. The cycle fn sees is the actor's clock.
   void act(Actor& actor, const std::function<void()>& fn);
   // Runs windows until `done()` holds (checked between windows). Throws std::logic_error naming
   // what each actor waits for if every message is handled and `done()` still does not hold.

@@ -280,5 +280,46 @@ TEST(ClusterStepTime, ACriticalPathNeverHasANegativeSegment) {
   EXPECT_EQ(path[3].from, 300u);
 }
 
+// A test pass between two training steps: the step after it starts from scratch, as the first
+// step did (nothing of the last step is in flight: the pass waited for it), so it takes the first
+// step's cycles exactly, counted from the pass's last loss. Before 2026-11-29 its timeline
+// counted from the step before the pass (the pass's cycles on its critical path, blamed on the
+// user node), and the user node began it, and each test batch, at the end of the runtime's
+// window rather than when the loss arrived: up to one lookahead late (+19,619 cycles on this
+// config's 20,000-cycle links). Long links make that slack visible.
+TEST(ClusterStepTime, AStepAfterATestPassStartsAtItsLastLossAndTakesTheFirstStepsCycles) {
+  RunConfig cfg = base_config(1);
+  cfg.mesh = {4, 4};
+  cfg.train.layers = {784, 16, 10};
+  cfg.train.batch_size = 8;
+  ClusterConfig c = cluster_config(cfg);
+  MachineSpec& m = c.machine;
+  m.memoryx_latency_cycles = m.swarmx_latency_cycles = m.input_latency_cycles = m.user_node_latency_cycles = 20000;
+  Cluster cluster(c, 1);
+  std::vector<Batch> b;
+  for (uint32_t s = 0; s < 5; ++s) b.push_back(make_batch(8, 784, 10, s + 1));
+  const StepResult first = cluster.train_step(b[0].x.data(), b[0].y.data(), b[1].x.data(), b[1].y.data());
+  const StepResult second = cluster.train_step(b[1].x.data(), b[1].y.data());  // no hand-over: a test pass follows
+  const StepResult e1 = cluster.eval_batch(b[2].x.data(), b[2].y.data());
+  const StepResult e2 = cluster.eval_batch(b[3].x.data(), b[3].y.data());
+  const StepResult after = cluster.train_step(b[4].x.data(), b[4].y.data());
+  EXPECT_EQ(after.cycles, first.cycles);
+  // The user node began each piece of work when it had the loss before it, not later: the test
+  // batches take the same cycles, each from the loss of the one before.
+  EXPECT_EQ(e2.cycles, e1.cycles);
+  EXPECT_EQ(e2.end - e1.end, e2.cycles);
+  EXPECT_EQ(after.end - e2.end, after.cycles);
+  EXPECT_GT(e1.end, second.end);
+  const nlohmann::json tl = cluster.step_timeline(2);
+  EXPECT_EQ(tl["start"].get<uint64_t>(), e2.end);
+  EXPECT_EQ(tl["cycles"].get<uint64_t>(), after.cycles);
+  uint64_t on_path = 0;
+  for (const auto& seg : tl["critical_path"]) on_path += seg["cycles"].get<uint64_t>();
+  EXPECT_EQ(on_path, after.cycles) << tl["critical_path"].dump();
+  EXPECT_EQ(tl["critical_cycles_by_actor"].value("user node", uint64_t(0)), 0u) << tl["critical_cycles_by_actor"].dump();
+  // The step before the pass keeps counting from the step before it.
+  EXPECT_EQ(cluster.step_timeline(1)["start"].get<uint64_t>(), first.end);
+}
+
 }  // namespace
 }  // namespace wse
