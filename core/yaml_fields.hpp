@@ -30,13 +30,19 @@ inline T scalar(const YAML::Node& n, const std::string& where, const std::string
   }
 }
 
-inline uint64_t positive(const YAML::Node& n, const std::string& where, const std::string& field, uint64_t max) {
+// An integer in [min, max]; the message gives the whole range, so a value just below it is
+// never told a range that would refuse it again.
+inline uint64_t integer_in(const YAML::Node& n, const std::string& where, const std::string& field, uint64_t min, uint64_t max) {
   double v = scalar<double>(n, where, field, "a positive integer");  // accepts 1e6 as well as 1000000
   // Range first: converting a double beyond uint64_t is undefined (found by fuzz_run_config).
-  if (!(v >= 1) || v > double(max) || v != std::floor(v))
-    throw ConfigError(where + ": field '" + field + "': expected an integer in [1, " + std::to_string(max) + "], got " +
-                      describe(n));
+  if (!(v >= double(min)) || v > double(max) || v != std::floor(v))
+    throw ConfigError(where + ": field '" + field + "': expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+                      "], got " + describe(n));
   return uint64_t(v);
+}
+
+inline uint64_t positive(const YAML::Node& n, const std::string& where, const std::string& field, uint64_t max) {
+  return integer_in(n, where, field, 1, max);
 }
 
 inline void check_keys(const YAML::Node& map, const std::string& where, const std::string& prefix,

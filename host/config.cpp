@@ -28,6 +28,7 @@ namespace {
 using yaml::describe;
 using yaml::scalar;
 using yaml::positive;
+using yaml::integer_in;
 using yaml::check_keys;
 using yaml::count;
 using yaml::number;
@@ -297,8 +298,8 @@ void load_train_fields(TrainConfig& t, MachineSpec& machine, const YAML::Node& r
   // The swarmx and memoryx blocks override the machine's cluster figures for this run.
   if (YAML::Node sx = root["swarmx"]) {
     check_keys(sx, where, "swarmx", {"fanout", "latency_per_level", "bytes_per_cycle_per_link"});
-    if (sx["fanout"]) machine.swarmx_fanout = uint32_t(positive(sx["fanout"], where, "swarmx.fanout", 64));
-    if (machine.swarmx_fanout < 2) throw ConfigError(where + ": field 'swarmx.fanout': expected at least 2");
+    // A node of one child is no tree: at least two.
+    if (sx["fanout"]) machine.swarmx_fanout = uint32_t(integer_in(sx["fanout"], where, "swarmx.fanout", 2, 64));
     if (sx["latency_per_level"])
       machine.swarmx_latency_cycles = uint32_t(positive(sx["latency_per_level"], where, "swarmx.latency_per_level", 1u << 30));
     if (sx["bytes_per_cycle_per_link"])
@@ -402,8 +403,7 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
   u32("swarmx_latency_cycles", s.swarmx_latency_cycles, 1u << 30);
   u32("input_latency_cycles", s.input_latency_cycles, 1u << 30);
   u32("user_node_latency_cycles", s.user_node_latency_cycles, 1u << 30);
-  u32("swarmx_fanout", s.swarmx_fanout, 64);
-  if (s.swarmx_fanout < 2) throw ConfigError(where + ": field 'swarmx_fanout': expected at least 2");
+  if (n["swarmx_fanout"]) s.swarmx_fanout = uint32_t(integer_in(n["swarmx_fanout"], where, "swarmx_fanout", 2, 64));
   if (n["edge_buffer_bytes"]) s.edge_buffer_bytes = count(n["edge_buffer_bytes"], where, "edge_buffer_bytes", uint64_t(1) << 40);
 }
 

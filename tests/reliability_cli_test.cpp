@@ -307,6 +307,10 @@ TEST(ReliabilityCli, ConfigValuesThatCannotWorkAreRefusedByName) {
       // More samples than Fashion-MNIST holds (60,000 and 10,000) were cut to what it holds, without a word.
       {"train_n.yaml", "data: {train_samples: 60001}\n", "field 'data.train_samples' asks for 60001 samples, but"},
       {"eval_n.yaml", "data: {train_samples: 64, eval_samples: 10016}\n", "field 'data.eval_samples' asks for 10016 samples, but"},
+      // The range named for 0 was [1, 64], and 1 was refused next ("at least 2").
+      {"fanout0.yaml", "swarmx: {fanout: 0}\n", "field 'swarmx.fanout': expected an integer in [2, 64], got '0'"},
+      {"fanout1.yaml", "swarmx: {fanout: 1}\n", "field 'swarmx.fanout': expected an integer in [2, 64], got '1'"},
+      {"fanout_m.yaml", "machine: {preset: wse2, swarmx_fanout: 1}\n", "field 'swarmx_fanout': expected an integer in [2, 64], got '1'"},
   };
   for (const Case& c : cases) {
     // The case's block replaces the base config's block of the same name.
