@@ -23,6 +23,7 @@
 #include "io/output_dir.hpp"
 #include "io/output_file.hpp"
 #include "tools/viz/line_plot.hpp"
+#include "wire/weight_stream.hpp"
 
 namespace wse {
 
@@ -252,6 +253,12 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
               trainer.grid_cols(), trainer.grid_rows(), cfg.machine.name.c_str(), tc.batch_size,
               tc.memoryx.encoding == StreamEncoding::Sparse ? "sparse" : "dense", tc.memoryx.optimizer.kind.c_str(), workers,
               cc.adaptive_workers && wafer_workers > 1 ? " (each pass on 1 or all of a wafer's workers, as measured faster)" : "");
+  // A sparse wavelet is a 16-bit value and its 16-bit position: in fp32 precision the weights
+  // still cross the fabric as fp16. Said, not left for a user to find in the losses.
+  if (tc.memoryx.encoding == StreamEncoding::Sparse && !tc.mixed)
+    std::printf("  note: precision fp32 with sparse weight streams: each weight crosses the fabric as fp16 (a sparse wavelet holds a "
+                "16-bit value and its 16-bit position); MemoryX keeps and updates fp32 weights. weights.encoding: dense streams "
+                "fp32 weights, zeros included\n");
   {
     const InitStats& is = trainer.memoryx().init_stats();
     std::printf("  init: %s%s, %llu tensors, %llu ops recorded, %llu pruned, %.2f s, %.1f MiB in MemoryX, peak host memory %.1f MiB\n",
@@ -461,6 +468,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   j["skipped_updates"] = trainer.skipped_updates();
   if (resume.on) j["resumed_from"] = modes.resume.string();
   j["encoding"] = tc.memoryx.encoding == StreamEncoding::Sparse ? "sparse" : "dense";
+  j["weights_on_the_wire"] = encoding_name(tc.memoryx.encoding);  // "sparse fp16+index" in fp32 precision too
   j["sparsity"] = sparsity_json(trainer.memoryx());
   j["init"] = init_json(trainer.memoryx().init_stats(), tc.memoryx.init);
   j["init"]["peak_rss_bytes"] = init_rss;
@@ -498,8 +506,9 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
                       {"how", "every step on the cluster's clock; functional steps' wafer passes take the cycles of their last cycle-level run"}};
     j["detail"] = d;
   }
-  j["wafer_cycles_per_step"] = wafer_time_known ? nlohmann::json(std::accumulate(detailed_cycles.begin(), detailed_cycles.end(), uint64_t(0)) /
-                                                                  detailed_cycles.size())
+  // The mean, not rounded to a whole cycle (as detail.measured.cycles_per_step_mean).
+  j["wafer_cycles_per_step"] = wafer_time_known ? nlohmann::json(double(std::accumulate(detailed_cycles.begin(), detailed_cycles.end(), uint64_t(0))) /
+                                                                  double(detailed_cycles.size()))
                                                  : nlohmann::json(nullptr);
   j["test_accuracy_per_epoch"] = epoch_accuracy;
   nlohmann::json layers = nlohmann::json::array();

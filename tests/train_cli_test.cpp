@@ -84,6 +84,19 @@ TEST(TrainCli, AnEpochsTestPassScoresThatEpochsWeights) {
   const nlohmann::json& m = a["detail"]["measured"];
   EXPECT_GT(m["cycles_per_step_min"].get<uint64_t>(), 0u) << m;
   EXPECT_GE(m["cycles_per_step_min"].get<double>(), 0.9 * m["cycles_per_step_max"].get<double>()) << m;
+  // The timeline counts each step from where the step's cycles count: the first step of epochs 2
+  // and 3 from its epoch's test pass, so it starts empty as step 1 does and takes its cycles (it
+  // counted the test pass too, before 2026-11-29). The mean is not truncated.
+  const nlohmann::json& tl = a["timeline"];
+  ASSERT_EQ(tl.size(), 12u);
+  uint64_t sum = 0;
+  for (const auto& t : tl) sum += t["cycles"].get<uint64_t>();
+  EXPECT_EQ(tl[4]["cycles"], tl[0]["cycles"]) << tl[4].dump();
+  EXPECT_EQ(tl[8]["cycles"], tl[0]["cycles"]) << tl[8].dump();
+  EXPECT_GT(tl[4]["start"].get<uint64_t>(), tl[3]["end"].get<uint64_t>());  // the test pass lies between
+  EXPECT_EQ(a["detail"]["projected"]["total_cycles"].get<uint64_t>(), sum);
+  EXPECT_EQ(a["wafer_cycles_per_step"].get<double>(), double(sum) / 12.0);
+  EXPECT_EQ(m["cycles_per_step_mean"].get<double>(), double(sum) / 12.0);
 }
 
 // With the output layer's weights kept on the wafer, its backward pass takes no bytes from
