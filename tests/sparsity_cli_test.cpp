@@ -35,6 +35,39 @@ nlohmann::json run(const std::string& name, const std::string& yaml, const std::
   return nlohmann::json::parse(std::ifstream(out / "report.json"));
 }
 
+// A sparse wavelet holds a 16-bit value and its 16-bit position, so a sparse run in fp32
+// precision streams fp16 weights: the run says so, and names the wire format in the report (it
+// said neither before 2026-11-29: a helper audit found the two runs below differ). The same
+// model streamed dense carries fp32 weights: the same masks and the same MACs, the loss moved
+// only by the weights' rounding.
+TEST(SparsityCli, AnFp32SparseRunSaysItsWeightsCrossAsFp16) {
+  const fs::path a = dir() / "wire_sparse", b = dir() / "wire_dense";
+  fs::remove_all(a), fs::remove_all(b);
+  Output s = wse("run " + write("wire_sparse.yaml", kSparse).string() + " --out " + a.string());
+  ASSERT_EQ(s.code, 0) << s.text;
+  Output d = wse("run " + write("wire_dense.yaml", kSparse + "weights: {encoding: dense}\n").string() + " --out " + b.string());
+  ASSERT_EQ(d.code, 0) << d.text;
+  EXPECT_NE(s.text.find("each weight crosses the fabric as fp16"), std::string::npos) << s.text;
+  EXPECT_EQ(d.text.find("crosses the fabric as fp16"), std::string::npos) << d.text;
+  const nlohmann::json js = nlohmann::json::parse(std::ifstream(a / "report.json"));
+  const nlohmann::json jd = nlohmann::json::parse(std::ifstream(b / "report.json"));
+  EXPECT_EQ(js["weights_on_the_wire"], "sparse fp16+index");
+  EXPECT_EQ(jd["weights_on_the_wire"], "dense fp32");
+  for (int l = 0; l < 2; ++l) EXPECT_EQ(js["sparsity"]["params"][l]["pruned"], jd["sparsity"]["params"][l]["pruned"]) << l;
+  const double ls = js["loss_per_step"][0], ld = jd["loss_per_step"][0];
+  EXPECT_NE(ls, ld);                           // fp16 weights are not fp32 weights
+  EXPECT_LT(std::abs(ls - ld), 1e-3 * ld);     // fp16 keeps 11 significant bits
+  // Mixed precision streams fp16 weights whatever the encoding: nothing to add.
+  const fs::path c = dir() / "wire_mixed";
+  fs::remove_all(c);
+  Output m = wse("run " + write("wire_mixed.yaml", base("{batch_size: 16, max_steps: 1, precision: mixed}") +
+                                                       "sparsity:\n  sparsity: 0.8\n  init_method: topk\n  seed: 11\n").string() +
+                 " --out " + c.string());
+  ASSERT_EQ(m.code, 0) << m.text;
+  EXPECT_EQ(m.text.find("crosses the fabric as fp16"), std::string::npos) << m.text;
+  EXPECT_EQ(nlohmann::json::parse(std::ifstream(c / "report.json"))["weights_on_the_wire"], "sparse fp16+index");
+}
+
 TEST(SparsityCli, ASparseRunReportsFewerMacsWaveletsAndCycles) {
   const nlohmann::json d = run("dense", kBase), s = run("sparse", kSparse);
   // fc1.weight: round(0.8 * 784 * 16) = round(10035.2) pruned; fc2.weight: round(0.8 * 160) = 128.
