@@ -80,10 +80,13 @@ uint64_t peak_rss_bytes() {
 
 nlohmann::json sparsity_json(const MemoryX& mx) {
   nlohmann::json params = nlohmann::json::array();
-  uint64_t numel = 0, pruned = 0;
+  uint64_t numel = 0, pruned = 0, with_pruned = 0;
   for (const SparsifiedParam& p : mx.sparsified()) {
+    // from_zeros does not use a level: null there, never the config's, which it ignored.
+    const bool zeros = p.plan.method == SparsityInit::FromZeros;
     params.push_back({{"name", p.plan.name},
-                      {"level", p.plan.level},
+                      {"level", zeros ? nlohmann::json(nullptr) : nlohmann::json(p.plan.level)},
+                      {"achieved_level", p.numel ? double(p.pruned) / double(p.numel) : 0.0},
                       {"init_method", to_string(p.plan.method)},
                       {"seed", p.plan.seed},
                       {"numel", p.numel},
@@ -91,10 +94,11 @@ nlohmann::json sparsity_json(const MemoryX& mx) {
                       {"kept", p.numel - p.pruned},
                       {"newly_pruned", p.newly_pruned},
                       {"regrown", p.regrown}});
-    numel += p.numel, pruned += p.pruned;
+    numel += p.numel, pruned += p.pruned, with_pruned += p.pruned > 0;
   }
   return {{"enabled", mx.config().sparsity.enabled},
           {"params", params},
+          {"params_with_pruned_weights", with_pruned},
           {"sparse_numel", numel},
           {"pruned", pruned},
           {"level", numel ? double(pruned) / double(numel) : 0.0}};
@@ -168,7 +172,12 @@ void print_sparsity_plan(const MemoryX& mx) {
     std::printf("  sparsity: none (dense run)\n");
     return;
   }
-  std::printf("  sparsity: %zu of %zu parameters\n", mx.sparsified().size(), 2 * mx.layers());
+  // Selected is not sparse: a level that rounds to no weight, or from_zeros on a tensor without
+  // zeros, prunes nothing, and the parameter streams dense.
+  size_t with_pruned = 0;
+  for (const SparsifiedParam& s : mx.sparsified()) with_pruned += s.pruned > 0;
+  std::printf("  sparsity: %zu of %zu parameters selected, %zu with weights pruned\n", mx.sparsified().size(), 2 * mx.layers(),
+              with_pruned);
   for (const SparsifiedParam& s : mx.sparsified()) {
     const ParamSparsity& p = s.plan;
     const auto numel = (unsigned long long)s.numel, pruned = (unsigned long long)s.pruned;
@@ -177,7 +186,7 @@ void print_sparsity_plan(const MemoryX& mx) {
       std::printf("    %-14s %10llu  from_zeros (its zero weights), seed %llu: %llu pruned, %llu kept%s\n", p.name.c_str(), numel,
                   (unsigned long long)p.seed, pruned, numel - pruned, pattern.c_str());
     else
-      std::printf("    %-14s %10llu  level %.4g %-6s seed %llu: %llu pruned, %llu kept%s\n", p.name.c_str(), numel, p.level,
+      std::printf("    %-14s %10llu  level %s %-6s seed %llu: %llu pruned, %llu kept%s\n", p.name.c_str(), numel, level_text(p.level).c_str(),
                   to_string(p.method), (unsigned long long)p.seed, pruned, numel - pruned, pattern.c_str());
   }
 }

@@ -61,12 +61,6 @@ void check_optimizer(const std::map<std::string, std::string>& metadata, const s
                      "' (a checkpoint resumes under the optimizer that wrote it)");
 }
 
-std::string fmt_level(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
-
 }  // namespace
 
 std::vector<ParamInfo> MemoryX::parameters(const std::vector<LayerSpec>& layers) {
@@ -208,8 +202,10 @@ void MemoryX::sparsify(const std::string& where) {
       for (Tensor& s : states_[p]) s.data[i] = 0.0f;
     }
     SparsifiedParam rec{ps, w.size(), change.pruned, change.newly_pruned, change.regrown, !prior.empty()};
-    log(LogLevel::Debug, "sparsity: " + w.name + " [" + std::to_string(w.size()) + "] " + to_string(ps.method) + " level " +
-                             fmt_level(ps.level) + " seed " + std::to_string(ps.seed) + ": " + std::to_string(change.pruned) +
+    // from_zeros prunes the zeros it finds: a level would be the config's, which it does not use.
+    const std::string how = ps.method == SparsityInit::FromZeros ? std::string(" from_zeros (its zero weights)")
+                                                                  : std::string(" ") + to_string(ps.method) + " level " + level_text(ps.level);
+    log(LogLevel::Debug, "sparsity: " + w.name + " [" + std::to_string(w.size()) + "]" + how + " seed " + std::to_string(ps.seed) + ": " + std::to_string(change.pruned) +
                              " pruned, " + std::to_string(w.size() - change.pruned) + " kept" +
                              (prior.empty() ? std::string()
                                             : " (checkpoint pattern: " + std::to_string(change.newly_pruned) + " newly pruned, " +

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 
 #include "core/errors.hpp"
@@ -45,6 +46,12 @@ const char* to_string(SparsityInit m) {
     case SparsityInit::FromZeros: return "from_zeros";
   }
   return "?";
+}
+
+std::string level_text(double level) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, level);
+  return std::string(buf, r.ptr);
 }
 
 SparsityInit parse_sparsity_init(const std::string& name, const std::string& field) {

@@ -12,6 +12,9 @@ namespace wse {
 
 enum class SparsityInit { Random, TopK, FromZeros };
 const char* to_string(SparsityInit m);
+// A level as text, in the fewest digits that read back as the same double: 0.8 is "0.8", and
+// 0.9999999 is not "1" (as "%.4g" printed it), which the loader would refuse.
+std::string level_text(double level);
 // Throws UsageError naming `field` for anything but random, topk, from_zeros.
 SparsityInit parse_sparsity_init(const std::string& name, const std::string& field);
 

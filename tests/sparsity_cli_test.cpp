@@ -96,12 +96,40 @@ TEST(SparsityCli, ValidateOnlyListsWhatWouldBeSparsified) {
                  " --validate_only");
   ASSERT_EQ(o.code, 0) << o.text;
   // 'fc1' also matches the bias: an explicit pattern overrides the default exclusion of vectors.
-  EXPECT_NE(o.text.find("sparsity: 3 of 4 parameters"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("sparsity: 3 of 4 parameters selected, 3 with weights pruned"), std::string::npos) << o.text;
   EXPECT_NE(o.text.find("fc1.bias               16  level 0.8 topk   seed 12: 13 pruned, 3 kept  (pattern fc1)"), std::string::npos) << o.text;
   EXPECT_NE(o.text.find("fc1.weight          12544  level 0.8 topk   seed 11: 10035 pruned, 2509 kept"), std::string::npos) << o.text;
   EXPECT_NE(o.text.find("fc2.weight            160  level 0.5 topk   seed 13: 80 pruned, 80 kept"), std::string::npos) << o.text;
   EXPECT_NE(o.text.find("warning: sparsity: pattern 'nothing' matches no parameter"), std::string::npos) << o.text;
   EXPECT_EQ(o.text.find("debug:"), std::string::npos) << o.text;
+}
+
+// What the listing and the report call each parameter (a helper audit, 2026-11-28): a level
+// printed "%.4g" read 0.9999999 as "level 1", which the loader refuses; from_zeros showed a
+// level it does not use; a parameter that prunes nothing (its level rounds to no weight, or it
+// has no zeros) was counted among the sparsified with the rest.
+TEST(SparsityCli, TheListingAndTheReportSayWhatEachParameterPruned) {
+  const std::string yaml = kBase +
+                           "sparsity:\n  init_method: random\n  param_name_patterns:\n    fc1.weight: {sparsity: 0.9999999}\n"
+                           "    fc2.weight: {sparsity: 0.001}\n    fc2.bias: {sparsity: 0.5, init_method: from_zeros}\n";
+  Output o = wse("run " + write("labels.yaml", yaml).string() + " --validate_only");
+  ASSERT_EQ(o.code, 0) << o.text;
+  EXPECT_NE(o.text.find("sparsity: 3 of 4 parameters selected, 1 with weights pruned"), std::string::npos) << o.text;
+  // round(0.9999999 x 12544) = 12544; round(0.001 x 160) = 0; the biases start non-zero.
+  EXPECT_NE(o.text.find("fc1.weight          12544  level 0.9999999 random seed 1: 12544 pruned, 0 kept"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("fc2.weight            160  level 0.001 random seed 3: 0 pruned, 160 kept"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("fc2.bias               10  from_zeros (its zero weights), seed 4: 0 pruned, 10 kept"), std::string::npos) << o.text;
+  EXPECT_EQ(o.text.find("level 1 "), std::string::npos) << o.text;
+  const nlohmann::json r = run("labels", yaml, "--logging DEBUG");
+  const nlohmann::json& sp = r["sparsity"];
+  EXPECT_EQ(sp["params_with_pruned_weights"], 1);
+  ASSERT_EQ(sp["params"].size(), 3u);
+  EXPECT_EQ(sp["params"][0]["level"].get<double>(), 0.9999999);
+  EXPECT_EQ(sp["params"][0]["achieved_level"].get<double>(), 1.0);
+  EXPECT_EQ(sp["params"][1]["achieved_level"].get<double>(), 0.0);
+  EXPECT_TRUE(sp["params"][2]["level"].is_null()) << sp["params"][2];  // the config's 0.5, which from_zeros ignores
+  EXPECT_EQ(sp["params"][2]["achieved_level"].get<double>(), 0.0);
+  EXPECT_EQ(sp["pruned"], 12544);
 }
 
 TEST(SparsityCli, LoggingDebugLogsEachParameterAsItIsSparsified) {

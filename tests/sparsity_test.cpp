@@ -131,6 +131,18 @@ TEST(Sparsity, DefaultSelectionSkipsVectorsEmbeddingsNormsAndLmHead) {
   EXPECT_TRUE(plan.warnings.empty());
 }
 
+// Seed + index is modulo 2^64 (docs/sparsity.md), a defined wrap: the largest seed gives the
+// next parameter seed 0 (not undefined behaviour, and not an error), and the parameters' seeds,
+// hence their random patterns, stay distinct.
+TEST(Sparsity, PerParameterSeedsWrapModulo2To64) {
+  const SparsityPlan plan = plan_sparsity(block(0.5), kModel, UINT64_MAX - 2);
+  ASSERT_EQ(plan.params.size(), 2u);
+  EXPECT_EQ(plan.params[0].seed, UINT64_MAX - 2);
+  EXPECT_EQ(plan.params[1].seed, 2u);  // (2^64 - 3) + 5 mod 2^64
+  const auto v = values(4096, 1);
+  EXPECT_NE(sparsity_mask(v.data(), v.size(), plan.params[0], {}), sparsity_mask(v.data(), v.size(), plan.params[1], {}));
+}
+
 TEST(Sparsity, AnExplicitPatternOverridesTheDefaultExclusions) {
   SparsityConfig c = block(0.5);
   c.seed = 100;
