@@ -117,8 +117,8 @@ bool WaferActor::run_pass(PassKey k) {
   const bool retained = k.backward && k.layer == last && retain_;
   std::vector<DecodedStream> streams;
   EdgeTiming t;
-  const Cycle before = busy_;
   Cycle start;
+  bool waited = false;  // for the stream's head: then the head's arrival, not the wafer, started the pass
   CauseCandidate head_cause, tail_cause;
   if (retained) {
     // The weights stayed at the wafer since the forward pass: no stream, no wait.
@@ -134,6 +134,7 @@ bool WaferActor::run_pass(PassKey k) {
       throw UsageError(about(head, "WeightStream") + ": for " + pass_label({head.layer, head.backward}, shape_.layers.at(head.layer).name) +
                        ", where the wafer runs " + name + " next");
     start = std::max(busy_, head.arrive);
+    waited = start > busy_;
     if (!credited_) {
       // The pass starts: MemoryX may send the rest of the stream (and the next one's head). What
       // made it start then, the credit's cause: the wafer's previous work, or the head's arrival
@@ -142,7 +143,7 @@ bool WaferActor::run_pass(PassKey k) {
       c.kind = ControlKind::StreamCredit, c.step = step_, c.layer_index = k.layer;
       c.pass = k.backward ? StreamPass::Backward : StreamPass::Forward, c.started = start;
       const SharedBuffer buf = encode_control(c);
-      send(up_, MessageKind::Control, step_, buf->size(), {buf}, start, start > busy_ ? head.cause : last_span_, start);
+      send(up_, MessageKind::Control, step_, buf->size(), {buf}, start, waited ? head.cause : last_span_, start);
       credited_ = true;
     }
     const bool tail = head.total_bytes > head.bytes;
@@ -171,8 +172,8 @@ bool WaferActor::run_pass(PassKey k) {
   // What the pass waited for: the wafer's previous work or the head of the stream, whichever came
   // later; the stream as a whole only if its last wavelet entered as it arrived.
   const SpanId cause = r.arrival_bound ? latest_cause({{last_span_, r.start}, head_cause, tail_cause}, r.end)
-                       : start > before && !retained ? head_cause.span
-                                                     : last_span_;
+                       : waited ? head_cause.span
+                                                : last_span_;
   last_span_ = span(name, step_, r.start, r.end, cause);
   if (!k.backward && k.layer == last) {
     ControlMessage loss;
