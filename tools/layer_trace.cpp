@@ -268,16 +268,13 @@ void LayerTrace::on_interval(const ActivityRecorder& rec, const IntervalFrame& f
   // Counters: one point per interval (each holds until the next point). What the interval did
   // (rates, backpressure) at its start, so the value covers the cycles it describes; a level
   // (SRAM bytes, input queue wavelets), which the recorder reads at the interval's end, at its end.
-  const Cycle at = f.start;
   const double len = double(std::max<Cycle>(1, f.end - f.start));
-  auto put = [&](TrackId t, double v) {
+  auto put_at = [&](Cycle at, TrackId t, double v) {
     sink_.counter(t, at, v);
     ++stats_.counter_points;
   };
-  auto put_level = [&](TrackId t, double v) {
-    sink_.counter(t, f.end, v);
-    ++stats_.counter_points;
-  };
+  auto put = [&](TrackId t, double v) { put_at(f.start, t, v); };
+  auto put_level = [&](TrackId t, double v) { put_at(f.end, t, v); };
   double max_u = 0, sum_u = 0;
   uint64_t bp = 0, hops = 0;
   for (size_t l = 0; l < f.link_wavelets.size(); ++l) {
