@@ -172,8 +172,8 @@ bool WaferActor::run_pass(PassKey k) {
   // What the pass waited for: the wafer's previous work or the head of the stream, whichever came
   // later; the stream as a whole only if its last wavelet entered as it arrived.
   const SpanId cause = r.arrival_bound ? latest_cause({{last_span_, r.start}, head_cause, tail_cause}, r.end)
-                       : waited ? head_cause.span
-                                                : last_span_;
+                       : waited              ? head_cause.span
+                                             : last_span_;
   last_span_ = span(name, step_, r.start, r.end, cause);
   if (!k.backward && k.layer == last) {
     ControlMessage loss;
