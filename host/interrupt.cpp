@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <iterator>
 
 #include "io/live_temporaries.hpp"
 
@@ -13,7 +14,9 @@ namespace {
 
 // A signal handler may only touch lock-free atomics and call async-signal-safe functions.
 volatile sig_atomic_t g_received = 0;
-struct sigaction g_old_int, g_old_term;
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+struct sigaction g_old[3];
+bool g_installed[3] = {false, false, false};
 
 void say(const char* text) {
   // write(2) is async-signal-safe; its result does not matter here.
@@ -30,8 +33,9 @@ void on_signal(int sig) {
     return;
   }
   g_received = sig;
-  say(sig == SIGINT ? "\nwse: SIGINT: finishing the step in progress, then writing a checkpoint (send it again to stop at once)\n"
-                    : "\nwse: SIGTERM: finishing the step in progress, then writing a checkpoint (send it again to stop at once)\n");
+  say(sig == SIGINT    ? "\nwse: SIGINT: finishing the step in progress, then writing a checkpoint (send it again to stop at once)\n"
+      : sig == SIGTERM ? "\nwse: SIGTERM: finishing the step in progress, then writing a checkpoint (send it again to stop at once)\n"
+                       : "\nwse: SIGHUP: finishing the step in progress, then writing a checkpoint (send it again to stop at once)\n");
 }
 
 }  // namespace
@@ -42,17 +46,25 @@ InterruptGuard::InterruptGuard() {
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;  // the engine's threads go on with their waits and writes
-  sigaction(SIGINT, &sa, &g_old_int);
-  sigaction(SIGTERM, &sa, &g_old_term);
+  for (size_t i = 0; i < std::size(kSignals); ++i) {
+    // A signal the parent set to be ignored (SIGINT for a background job of a non-interactive
+    // shell, SIGHUP under nohup) stays ignored, as it is everywhere else in the program
+    // (io/live_temporaries.cpp).
+    sigaction(kSignals[i], nullptr, &g_old[i]);
+    g_installed[i] = g_old[i].sa_handler != SIG_IGN;
+    if (g_installed[i]) sigaction(kSignals[i], &sa, nullptr);
+  }
 }
 
 InterruptGuard::~InterruptGuard() {
-  sigaction(SIGINT, &g_old_int, nullptr);
-  sigaction(SIGTERM, &g_old_term, nullptr);
+  for (size_t i = 0; i < std::size(kSignals); ++i)
+    if (g_installed[i]) sigaction(kSignals[i], &g_old[i], nullptr), g_installed[i] = false;
 }
 
 int InterruptGuard::received() const { return g_received; }
 
-const char* InterruptGuard::name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
+const char* InterruptGuard::name(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+}
 
 }  // namespace wse

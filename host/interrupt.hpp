@@ -1,8 +1,10 @@
 #pragma once
-// SIGINT and SIGTERM during training. The first one asks the run to stop at the end of the step
-// in progress: the training loop then writes a checkpoint of that step (atomically, like every
-// output), prints how to resume, and exits with 128 + the signal's number (130, 143). A second
-// one stops at once, as the default action would: no step is ever checkpointed half done.
+// SIGINT, SIGTERM and SIGHUP during training. The first one asks the run to stop at the end of
+// the step in progress: the training loop then writes a checkpoint of that step (atomically, like
+// every output), prints how to resume, and exits with 128 + the signal's number (130, 143, 129).
+// During the final test pass it stops the pass at the batch in progress (every step has run:
+// nothing to resume). A second one stops at once, as the default action would: no step is ever
+// checkpointed half done. A signal the parent set to be ignored stays ignored.
 namespace wse {
 
 class InterruptGuard {
@@ -12,7 +14,7 @@ class InterruptGuard {
   InterruptGuard(const InterruptGuard&) = delete;
   InterruptGuard& operator=(const InterruptGuard&) = delete;
 
-  // 0, or the first SIGINT / SIGTERM received while the guard stood.
+  // 0, or the first SIGINT / SIGTERM / SIGHUP received while the guard stood.
   int received() const;
   static const char* name(int sig);
 };

@@ -70,12 +70,24 @@ uint64_t test_stop_after_step() {
   const char* v = std::getenv("WSE_TEST_STOP_AFTER_STEP");
   return v ? std::strtoull(v, nullptr, 10) : 0;
 }
+// Tests only: WSE_TEST_STOP_IN_FINAL_TEST_PASS=1 stops it after the final test pass's first batch.
+bool test_stop_in_final_test_pass() { return std::getenv("WSE_TEST_STOP_IN_FINAL_TEST_PASS") != nullptr; }
 
 // The most host memory this process has held so far (Linux reports KiB).
 uint64_t peak_rss_bytes() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return uint64_t(u.ru_maxrss) * 1024;
+}
+
+// Where the printed resume command writes: beside --out, named after it ("run/" and "." give no
+// "run/_resumed" inside it or hidden "._resumed").
+fs::path resumed_out(const fs::path& out_dir) {
+  fs::path p = out_dir.lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();  // a trailing separator
+  if (p.empty() || p.filename() == "." || p.filename() == "..") p = fs::absolute(p).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();
+  return p.string() + "_resumed";
 }
 
 nlohmann::json sparsity_json(const MemoryX& mx) {
@@ -235,6 +247,11 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
       // A resumed run continues the run whose checkpoints are there; any other run needs it to itself.
       const bool same_run = resume.on && path_inside(modes.resume.parent_path(), tc.checkpoint_dir) &&
                             path_inside(tc.checkpoint_dir, modes.resume.parent_path());
+      // Another run's folder is emptied by --overwrite: never the one the run starts from (as for --out).
+      if (modes.overwrite && !same_run && !tc.resume_from.empty() && path_inside(tc.resume_from, tc.checkpoint_dir) &&
+          fs::exists(tc.checkpoint_dir / OutputDir::kMarker))
+        throw UsageError("--overwrite " + tc.checkpoint_dir.string() + " (training.checkpoint_dir) would remove " + tc.resume_from.string() +
+                         ", the checkpoint this run starts from; choose another training.checkpoint_dir, or --resume it to finish its run");
       own_ckpt.emplace(tc.checkpoint_dir, OutputDirOptions{"training.checkpoint_dir", modes.overwrite, same_run, modes.command});
     }
   }
@@ -345,14 +362,23 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     std::printf("  resuming the run of %s: steps %llu to %llu\n", modes.resume.c_str(), (unsigned long long)first + 1,
                 (unsigned long long)end);
 
+  // SIGINT / SIGTERM / SIGHUP from the first step to the end of the final test pass: finish the
+  // step, checkpoint it, say how to resume (host/interrupt.hpp).
+  std::optional<InterruptGuard> guard;
+  guard.emplace();
   // Test accuracy over whole batches of the test set (functional unless every step is detailed).
-  auto evaluate = [&](uint32_t& scored, uint32_t& correct, double& loss) {
+  // `stoppable`: a signal ends the pass at the batch in progress, and it returns false (the final
+  // pass; an epoch's pass belongs to the step in progress and finishes).
+  auto evaluate = [&](uint32_t& scored, uint32_t& correct, double& loss, bool stoppable) {
     scored = 0, correct = 0, loss = 0;
     for (uint32_t b = 0; b + tc.batch_size <= test.count; b += tc.batch_size) {
+      if (stoppable && guard->received()) return false;
       StepResult r = trainer.eval_batch(&test.images[size_t(b) * test.features], &test.labels[b]);
       correct += r.correct, scored += tc.batch_size, loss += r.loss * tc.batch_size;
+      if (stoppable && b == 0 && test_stop_in_final_test_pass()) ::raise(SIGSTOP);
     }
     if (scored) loss /= scored;
+    return true;
   };
   // Three batch buffers: the step's, the next one's (the cluster may start on it), and one free.
   std::vector<std::vector<float>> bx(3, std::vector<float>(size_t(tc.batch_size) * train.features));
@@ -370,8 +396,6 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   int stopped_by = 0;
   fs::path last_checkpoint;
   {
-    // SIGINT / SIGTERM from here on: finish the step, checkpoint it, say how to resume.
-    InterruptGuard guard;
     if (first < end) order.gather(train, first, bx[first % 3].data(), by[first % 3].data());
     for (uint64_t s = first; s < end; ++s) {
       // The next step's batch too, so the cluster can start on it before this step ends; but not
@@ -379,7 +403,8 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
       // every step handed over: it had scored the next epoch's first step, and the step after it
       // had counted 0 cycles).
       const bool more = s + 1 < end;
-      const bool tests_after = tc.epochs > 1 && test.count && (s + 1) % steps_per_epoch == 0;
+      // (A test set smaller than a batch scores nothing: no pass, and no break in the pipeline.)
+      const bool tests_after = tc.epochs > 1 && test.count >= tc.batch_size && (s + 1) % steps_per_epoch == 0;
       const bool hand_over = more && !tests_after;
       if (more) order.gather(train, s + 1, bx[(s + 1) % 3].data(), by[(s + 1) % 3].data());
       StepResult r = trainer.train_step(bx[s % 3].data(), by[s % 3].data(), hand_over ? bx[(s + 1) % 3].data() : nullptr,
@@ -409,7 +434,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
       if (tests_after) {
         uint32_t sc = 0, co = 0;
         double lo = 0;
-        evaluate(sc, co, lo);
+        evaluate(sc, co, lo, false);
         if (sc) {
           epoch_accuracy.push_back({{"epoch", done / steps_per_epoch},
                                     {"step", done},
@@ -425,9 +450,9 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
       }
       if (done == stop_after) ::raise(SIGSTOP);
       const bool periodic = tc.checkpoint_every && done % tc.checkpoint_every == 0;
-      if (periodic || done == end || guard.received()) last_checkpoint = ckpt.save(trainer, done);
-      if (guard.received()) {
-        stopped_by = guard.received();
+      if (periodic || done == end || guard->received()) last_checkpoint = ckpt.save(trainer, done);
+      if (guard->received()) {
+        stopped_by = guard->received();
         break;
       }
     }
@@ -439,6 +464,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   // Test accuracy, on the wafer (forward only), over whole batches; not after an interruption.
   uint32_t scored = 0, correct = 0;
   double test_loss = 0;
+  bool test_pass_stopped = false;
   if (!stopped_by) {
     const nlohmann::json* last = epoch_accuracy.empty() ? nullptr : &epoch_accuracy.back();
     if (last && (*last)["step"].get<uint64_t>() == first + steps_done) {
@@ -446,10 +472,14 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
       scored = (*last)["test_samples"].get<uint32_t>();
       correct = (*last)["correct"].get<uint32_t>();
       test_loss = (*last)["test_loss"].get<double>();
-    } else {
-      evaluate(scored, correct, test_loss);
+    } else if (!evaluate(scored, correct, test_loss, true)) {
+      stopped_by = guard->received(), test_pass_stopped = true;
+      scored = correct = 0, test_loss = 0;
     }
   }
+  guard.reset();  // the default actions again: what is left is writing the report
+  // Every step ran (a signal during the last step or the final test pass): nothing to resume.
+  const bool every_step = first + steps_done == end;
   const double accuracy = scored ? double(correct) / scored : 0.0;
   std::printf("  first loss after %.2f s; peak host memory %.1f MiB\n", first_loss_seconds, double(peak_rss_bytes()) / (1 << 20));
   if (scored) std::printf("  test accuracy %.2f%% on %u samples (loss %.4f)\n", 100 * accuracy, scored, test_loss);
@@ -566,9 +596,14 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     }
   }
   std::string resume_command;
-  if (stopped_by) {
-    resume_command = "wse run " + cfg.source.string() + " --resume " + last_checkpoint.string() + " --out " + out_dir.string() + "_resumed";
+  if (stopped_by && !every_step) {
+    resume_command = "wse run " + cfg.source.string() + " --resume " + last_checkpoint.string() + " --out " + resumed_out(out_dir).string();
     j["interrupted"] = {{"signal", InterruptGuard::name(stopped_by)}, {"after_step", first + steps_done}, {"resume", resume_command}};
+  } else if (stopped_by) {
+    j["interrupted"] = {{"signal", InterruptGuard::name(stopped_by)},
+                        {"after_step", first + steps_done},
+                        {"resume", nullptr},
+                        {"final_test_pass", test_pass_stopped ? "stopped before its end: not scored" : "not run"}};
   } else {
     j["test_accuracy"] = accuracy;
     j["test_samples"] = scored;
@@ -586,6 +621,13 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   j["steps_per_epoch"] = steps_per_epoch;
   const auto path = out->entry("report.json");
   write_file_atomic(path, j.dump(2) + "\n", "report");
+  if (stopped_by && every_step) {
+    std::printf("wse: stopped by %s %s; every step ran (checkpoint %s), and the report (%s) has no test accuracy\n",
+                InterruptGuard::name(stopped_by), test_pass_stopped ? "during the final test pass" : "after the last step, before the final test pass",
+                last_checkpoint.c_str(), path.c_str());
+    std::fflush(stdout);
+    return 128 + stopped_by;
+  }
   if (stopped_by) {
     std::printf("wse: stopped by %s after step %llu of %llu; checkpoint %s, report %s\n", InterruptGuard::name(stopped_by),
                 (unsigned long long)(first + steps_done), (unsigned long long)end, last_checkpoint.c_str(), path.c_str());

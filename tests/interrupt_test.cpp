@@ -1,4 +1,4 @@
-// SIGINT and SIGTERM sent to a real `wse run` child process: it finishes the step in progress,
+// SIGINT, SIGTERM and SIGHUP sent to a real `wse run` child process: it finishes the step in progress,
 // writes a checkpoint of it, exits with 128 + the signal and prints how to resume; running that
 // command gives the same final checkpoint, byte for byte, as a run that was never interrupted.
 // The child stops itself after a chosen step (WSE_TEST_STOP_AFTER_STEP, SIGSTOP), so the signal
@@ -37,9 +37,11 @@ std::string slurp(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// Runs `wse run config --out out` as a child that stops itself after `stop_step`, then sends it
-// `sig` and lets it go on. Returns its exit status and what it printed.
-Output interrupted_run(const fs::path& config, const fs::path& out, int stop_step, int sig) {
+// Runs `wse run config --out out` as a child that stops itself after `stop_step` (0: in the final
+// test pass, after its first batch), then sends it `sig` and lets it go on. With `ignored`, the
+// child starts with `sig` ignored, as a background job of a non-interactive shell starts with
+// SIGINT. Returns its exit status and what it printed.
+Output interrupted_run(const fs::path& config, const std::string& out, int stop_step, int sig, bool ignored = false) {
   int pipe_fd[2];
   EXPECT_EQ(pipe(pipe_fd), 0);
   const pid_t pid = fork();
@@ -47,7 +49,9 @@ Output interrupted_run(const fs::path& config, const fs::path& out, int stop_ste
     dup2(pipe_fd[1], STDOUT_FILENO);
     dup2(pipe_fd[1], STDERR_FILENO);
     close(pipe_fd[0]);
-    setenv("WSE_TEST_STOP_AFTER_STEP", std::to_string(stop_step).c_str(), 1);
+    if (stop_step) setenv("WSE_TEST_STOP_AFTER_STEP", std::to_string(stop_step).c_str(), 1);
+    else setenv("WSE_TEST_STOP_IN_FINAL_TEST_PASS", "1", 1);
+    if (ignored) signal(sig, SIG_IGN);  // kept across exec
     execl(WSE_BINARY, WSE_BINARY, "run", config.c_str(), "--threads", "2", "--out", out.c_str(), (char*)nullptr);
     _exit(127);
   }
@@ -72,7 +76,7 @@ TEST(Interrupt, SigintFinishesTheStepCheckpointsItAndTheResumedRunIsBitIdentical
   Output s = wse("run " + cfg.string() + " --threads 2 --out " + straight.string());
   ASSERT_EQ(s.code, 0) << s.text;
 
-  Output c = interrupted_run(cfg, cut, 4, SIGINT);
+  Output c = interrupted_run(cfg, cut.string(), 4, SIGINT);
   EXPECT_EQ(c.code, 128 + SIGINT) << c.text;
   EXPECT_NE(c.text.find("SIGINT: finishing the step in progress"), std::string::npos) << c.text;
   EXPECT_NE(c.text.find("stopped by SIGINT after step 4 of 10"), std::string::npos) << c.text;
@@ -116,13 +120,62 @@ TEST(Interrupt, SigintFinishesTheStepCheckpointsItAndTheResumedRunIsBitIdentical
 TEST(Interrupt, SigtermToo) {
   const fs::path cfg = wse::test::write_file(dir() / "train_term.yaml", kConfig);
   const fs::path out = wse::test::fresh_dir(dir() / "term");
-  Output c = interrupted_run(cfg, out, 7, SIGTERM);
+  Output c = interrupted_run(cfg, out.string(), 7, SIGTERM);
   EXPECT_EQ(c.code, 128 + SIGTERM) << c.text;
   EXPECT_NE(c.text.find("stopped by SIGTERM after step 7 of 10"), std::string::npos) << c.text;
   EXPECT_TRUE(fs::exists(out / "checkpoints" / "step_7.safetensors"));
   // Only whole files: no temporary left beside the checkpoint.
   for (const auto& e : fs::directory_iterator(out / "checkpoints"))
     EXPECT_EQ(e.path().filename().string().rfind(".", 0), std::string::npos) << e.path();
+}
+
+// SIGHUP (a closed terminal) stops at a step's end as SIGINT does; a signal the parent set to be
+// ignored stays ignored (it stopped the run before 2026-11-29, though it was ignored everywhere
+// else in the program); and the printed --out of the resumed run is beside the run's, whatever
+// way --out was written (with a trailing '/' it was 'cut/_resumed', inside the old run).
+TEST(Interrupt, SighupStopsAtAStepsEndAndAnIgnoredSignalStaysIgnored) {
+  const fs::path cfg = wse::test::write_file(dir() / "train_hup.yaml", kConfig);
+  const fs::path hup = wse::test::fresh_dir(dir() / "hup");
+  Output h = interrupted_run(cfg, hup.string() + "/", 3, SIGHUP);
+  EXPECT_EQ(h.code, 128 + SIGHUP) << h.text;
+  EXPECT_NE(h.text.find("SIGHUP: finishing the step in progress"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("stopped by SIGHUP after step 3 of 10"), std::string::npos) << h.text;
+  EXPECT_TRUE(fs::exists(hup / "checkpoints" / "step_3.safetensors"));
+  EXPECT_NE(h.text.find(" --out " + hup.string() + "_resumed\n"), std::string::npos) << h.text;
+
+  const fs::path ign = wse::test::fresh_dir(dir() / "ignored");
+  Output i = interrupted_run(cfg, ign.string(), 3, SIGINT, true);
+  EXPECT_EQ(i.code, 0) << i.text;
+  const nlohmann::json report = nlohmann::json::parse(std::ifstream(ign / "report.json"));
+  EXPECT_FALSE(report.contains("interrupted")) << report["interrupted"];
+  EXPECT_EQ(report["steps"], 10);
+  EXPECT_TRUE(report.contains("test_accuracy"));
+}
+
+// A signal during the last step, or during the final test pass, finds every step run: there is
+// nothing to resume, so no resume command (the one printed before 2026-11-29 was refused: "where
+// its run ended"), and the report is written (the final test pass ran with the default handlers
+// and a signal lost it) with no test accuracy, saying what became of the test pass.
+TEST(Interrupt, ASignalAfterTheLastStepLeavesAReportAndNothingToResume) {
+  const fs::path cfg = wse::test::write_file(dir() / "train_last.yaml", kConfig);
+  for (int stop : {10, 0}) {
+    const fs::path out = wse::test::fresh_dir(dir() / ("last_" + std::to_string(stop)));
+    Output c = interrupted_run(cfg, out.string(), stop, SIGTERM);
+    EXPECT_EQ(c.code, 128 + SIGTERM) << c.text;
+    EXPECT_EQ(c.text.find("to finish this run"), std::string::npos) << c.text;
+    EXPECT_NE(c.text.find(stop ? "stopped by SIGTERM after the last step, before the final test pass; every step ran"
+                               : "stopped by SIGTERM during the final test pass; every step ran"),
+              std::string::npos)
+        << c.text;
+    EXPECT_TRUE(fs::exists(out / "checkpoints" / "step_10.safetensors"));
+    ASSERT_TRUE(fs::exists(out / "report.json")) << c.text;
+    const nlohmann::json r = nlohmann::json::parse(std::ifstream(out / "report.json"));
+    EXPECT_EQ(r["steps"], 10);
+    EXPECT_EQ(r["interrupted"]["after_step"], 10);
+    EXPECT_TRUE(r["interrupted"]["resume"].is_null());
+    EXPECT_EQ(r["interrupted"]["final_test_pass"], stop ? "not run" : "stopped before its end: not scored");
+    EXPECT_FALSE(r.contains("test_accuracy"));
+  }
 }
 
 TEST(Interrupt, ResumeRefusesWhatItCannotFinish) {
@@ -136,7 +189,7 @@ TEST(Interrupt, ResumeRefusesWhatItCannotFinish) {
   std::string other = kConfig;
   other.replace(other.find("batch_size: 16"), 14, "batch_size: 32");
   const fs::path cut = wse::test::fresh_dir(dir() / "cut2");
-  ASSERT_EQ(interrupted_run(cfg, cut, 2, SIGINT).code, 128 + SIGINT);
+  ASSERT_EQ(interrupted_run(cfg, cut.string(), 2, SIGINT).code, 128 + SIGINT);
   Output batch = wse("run " + wse::test::write_file(dir() / "b32.yaml", other).string() + " --resume " +
                      (cut / "checkpoints" / "step_2.safetensors").string() + " --out " + wse::test::fresh_dir(dir() / "x2").string());
   EXPECT_EQ(batch.code, 2) << batch.text;
@@ -147,6 +200,19 @@ TEST(Interrupt, ResumeRefusesWhatItCannotFinish) {
   EXPECT_EQ(self.code, 2) << self.text;
   EXPECT_NE(self.text.find("would remove"), std::string::npos) << self.text;
   EXPECT_TRUE(fs::exists(cut / "checkpoints" / "step_2.safetensors"));
+  // So would --overwrite of a training.checkpoint_dir that holds training.resume_from, in a new run
+  // from it (it emptied the folder, the checkpoint it started from included, before 2026-11-29).
+  const fs::path ckd = wse::test::fresh_dir(dir() / "ckd");
+  std::string own = kConfig;
+  own.replace(own.find("max_steps: 10"), 13, "max_steps: 2, checkpoint_dir: " + ckd.string());
+  ASSERT_EQ(wse("run " + wse::test::write_file(dir() / "ckd1.yaml", own).string() + " --out " + wse::test::fresh_dir(dir() / "ckd1").string()).code, 0);
+  std::string from = own;
+  from.replace(from.find("max_steps: 2"), 12, "max_steps: 1, resume_from: " + (ckd / "step_2.safetensors").string());
+  Output into = wse("run " + wse::test::write_file(dir() / "ckd2.yaml", from).string() + " --overwrite --out " +
+                    wse::test::fresh_dir(dir() / "ckd2").string());
+  EXPECT_EQ(into.code, 2) << into.text;
+  EXPECT_NE(into.text.find("(training.checkpoint_dir) would remove"), std::string::npos) << into.text;
+  EXPECT_TRUE(fs::exists(ckd / "step_2.safetensors"));
 }
 
 }  // namespace

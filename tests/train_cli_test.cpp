@@ -99,6 +99,29 @@ TEST(TrainCli, AnEpochsTestPassScoresThatEpochsWeights) {
   EXPECT_EQ(m["cycles_per_step_mean"].get<double>(), double(sum) / 12.0);
 }
 
+// A test set smaller than a batch scores nothing, so there is no test pass between epochs, and
+// the pipeline runs on as with no test set: the first step of epoch 2 had not been handed over
+// (a test pass must see its epoch's weights) and took 850 more cycles on a helper audit's run.
+TEST(TrainCli, ATestSetSmallerThanABatchDoesNotBreakThePipeline) {
+  const std::string base =
+      "machine: wse2\nmesh: {width: 4, height: 2}\nkernel: fc_train\nmodel: {layers: [784, 16, 10]}\n"
+      "optimizer: {kind: adam, lr: 0.01}\ntraining: {batch_size: 16, epochs: 2, detail: all}\n";
+  const fs::path none = dir() / "eval0", small = dir() / "eval8";
+  fs::remove_all(none), fs::remove_all(small);
+  Output a = wse("run " + write("eval0.yaml", base + "data: {train_samples: 64, eval_samples: 0}\n").string() + " --out " + none.string());
+  ASSERT_EQ(a.code, 0) << a.text;
+  Output b = wse("run " + write("eval8.yaml", base + "data: {train_samples: 64, eval_samples: 8}\n").string() + " --out " + small.string());
+  ASSERT_EQ(b.code, 0) << b.text;
+  const nlohmann::json ja = nlohmann::json::parse(std::ifstream(none / "report.json"));
+  const nlohmann::json jb = nlohmann::json::parse(std::ifstream(small / "report.json"));
+  EXPECT_EQ(jb["test_samples"], 0);
+  EXPECT_TRUE(jb["test_accuracy_per_epoch"].empty());
+  ASSERT_EQ(jb["timeline"].size(), 8u);
+  for (size_t k = 0; k < 8; ++k) EXPECT_EQ(jb["timeline"][k]["cycles"], ja["timeline"][k]["cycles"]) << "step " << k + 1;
+  EXPECT_EQ(jb["wafer_cycles"], ja["wafer_cycles"]);
+  EXPECT_LT(ja["timeline"][4]["cycles"].get<uint64_t>(), ja["timeline"][0]["cycles"].get<uint64_t>());  // handed over: no fresh start
+}
+
 // With the output layer's weights kept on the wafer, its backward pass takes no bytes from
 // MemoryX: the report counted them as if streamed. The weights still enter the mesh at the edge
 // (wavelets_streamed is unchanged). Found by a user audit.
