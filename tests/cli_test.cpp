@@ -80,8 +80,12 @@ TEST(Cli, BadConfigsGiveAClearErrorAndExitCode2) {
       {"preset.yaml", "machine: wse9\ngemv: {rows: 4, cols: 4}\n", "machine preset 'wse9' not found"},
       {"too_big.yaml", "mesh: {width: 800}\ngemv: {rows: 4, cols: 4}\n", "field 'mesh.width': expected an integer in [1, 750]"},
       {"latency.yaml", "machine: {preset: wse2, hop_latency_cycles: 99}\ngemv: {rows: 4, cols: 4}\n", "hop_latency_cycles"},
+      // 12,278 fp32 values fit beside the kernel's 40 bytes of its own: the range the loader gives
+      // for any value out of it (it said [1, 12288] for 0, and 12,279 to 12,288 failed later).
       {"elements.yaml", "machine: wse2\nmesh: {width: 8, height: 1}\nkernel: reduce\nreduce: {algorithm: chain, elements: 12279}\n",
-       "field 'reduce.elements': 12279 fp32 values per PE and the kernel's 40 bytes of its own do not fit 49152 bytes of SRAM (at most 12278"},
+       "field 'reduce.elements': expected an integer in [1, 12278], got '12279'"},
+      {"elements0.yaml", "machine: wse2\nmesh: {width: 8, height: 1}\nkernel: reduce\nreduce: {algorithm: chain, elements: 0}\n",
+       "field 'reduce.elements': expected an integer in [1, 12278], got '0'"},
       {"banks.yaml", "machine: {preset: wse2, sram_banks: 16}\ngemv: {rows: 4, cols: 4}\n",
        "field 'sram_banks': 16, but the SIMD stride limits modelled are the SDK's for 8 banks"},
       {"task_ids.yaml", "machine: {preset: wse2, local_task_ids: 33}\ngemv: {rows: 4, cols: 4}\n", "field 'local_task_ids'"},

@@ -11,6 +11,9 @@ namespace wse {
 
 namespace {
 
+// A buffer's bytes as SRAM places it: rounded up to 8 (Sram::allocate).
+uint64_t placed(uint64_t bytes) { return (bytes + 7) & ~uint64_t(7); }
+
 // The program's variables, at SRAM offset 0 of every PE of the row.
 struct ReduceVars {
   uint32_t data;        // byte offset of the N values
@@ -68,14 +71,11 @@ ReduceKernel::ReduceKernel(Wafer& wafer, const ReduceConfig& cfg) : wafer_(wafer
     throw ConfigError("reduce: unknown algorithm '" + cfg.algorithm + "' (known: chain, tree)");
   if (tree && !std::has_single_bit(width_))
     throw ConfigError("reduce: the tree reduce needs a power-of-two row width (mesh.width), got " + std::to_string(width_));
-  // The two buffers as SRAM places them, each rounded up to 8 bytes (Sram::allocate): its own
-  // variables, then the values.
-  auto placed = [](uint64_t b) { return (b + 7) & ~uint64_t(7); };
-  const uint64_t own = placed(sizeof(ReduceVars)), sram = wafer.spec().sram_bytes_per_pe;
-  if (own + placed(uint64_t(cfg.elements) * 4) > sram)
+  const uint64_t sram = wafer.spec().sram_bytes_per_pe;
+  if (cfg.elements > max_elements(sram))
     throw ConfigError("field 'reduce.elements': " + std::to_string(cfg.elements) + " fp32 values per PE and the kernel's " +
-                      std::to_string(own) + " bytes of its own do not fit " + std::to_string(sram) +
-                      " bytes of SRAM (at most " + std::to_string(sram > own ? (sram - own) / 8 * 2 : 0) + " on this machine)");
+                      std::to_string(placed(sizeof(ReduceVars))) + " bytes of its own do not fit " + std::to_string(sram) +
+                      " bytes of SRAM (at most " + std::to_string(max_elements(sram)) + " on this machine)");
 
   program_.name = std::string("reduce_") + cfg.algorithm;
   program_.start_task = program_.local(reduce_task, "reduce");
@@ -134,6 +134,13 @@ std::vector<float> ReduceKernel::result() const {
 
 bool ReduceKernel::finished() const {
   return reinterpret_cast<const ReduceVars*>(wafer_.pe({0, 0}).sram.base())->done != 0;
+}
+
+uint32_t ReduceKernel::max_elements(uint64_t sram_bytes) {
+  // The two buffers as SRAM places them, each rounded up to 8 bytes (Sram::allocate): its own
+  // variables, then the values.
+  const uint64_t own = placed(sizeof(ReduceVars));
+  return uint32_t(sram_bytes > own ? (sram_bytes - own) / 8 * 2 : 0);
 }
 
 uint64_t ReduceKernel::reduce_cycles() const {

@@ -44,6 +44,10 @@ class ReduceKernel {
  public:
   static constexpr Colour kColourA = 4, kColourB = 5;  // the two colours the SDK example uses
 
+  // The most fp32 values per PE a PE of `sram_bytes` holds beside the kernel's own variables
+  // (12,278 on a WSE-2): the config's range and the placement's check alike.
+  static uint32_t max_elements(uint64_t sram_bytes);
+
   // Places the reduce on the top row of `wafer` (all its columns). Throws ConfigError for a tree
   // on a width that is not a power of two, or values that do not fit SRAM.
   ReduceKernel(Wafer& wafer, const ReduceConfig& cfg);
