@@ -465,21 +465,26 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   uint32_t scored = 0, correct = 0;
   double test_loss = 0;
   bool test_pass_stopped = false;
-  if (!stopped_by) {
-    const nlohmann::json* last = epoch_accuracy.empty() ? nullptr : &epoch_accuracy.back();
-    if (last && (*last)["step"].get<uint64_t>() == first + steps_done) {
-      // The last epoch's evaluation is the final one.
-      scored = (*last)["test_samples"].get<uint32_t>();
-      correct = (*last)["correct"].get<uint32_t>();
-      test_loss = (*last)["test_loss"].get<double>();
-    } else if (!evaluate(scored, correct, test_loss, true)) {
-      stopped_by = guard->received(), test_pass_stopped = true;
-      scored = correct = 0, test_loss = 0;
-    }
-  }
-  guard.reset();  // the default actions again: what is left is writing the report
   // Every step ran (a signal during the last step or the final test pass): nothing to resume.
   const bool every_step = first + steps_done == end;
+  const nlohmann::json* last = epoch_accuracy.empty() ? nullptr : &epoch_accuracy.back();
+  if (last && (*last)["step"].get<uint64_t>() == first + steps_done && (!stopped_by || every_step)) {
+    // The last epoch's evaluation is the final one (it ran as part of the last step).
+    scored = (*last)["test_samples"].get<uint32_t>();
+    correct = (*last)["correct"].get<uint32_t>();
+    test_loss = (*last)["test_loss"].get<double>();
+  } else if (!stopped_by && !evaluate(scored, correct, test_loss, true)) {
+    stopped_by = guard->received(), test_pass_stopped = true;
+    scored = correct = 0, test_loss = 0;
+  }
+  guard.reset();  // the default actions again: what is left is writing the report
+  // A signal that came when nothing was left to do (the last step's test pass had run, or there
+  // is no whole test batch): the run is complete, and ends as one.
+  const bool pass_left_out = test.count >= tc.batch_size && !scored;
+  if (stopped_by && every_step && !pass_left_out) {
+    std::printf("wse: %s arrived during the last step, which ended the run: nothing was left to stop\n", InterruptGuard::name(stopped_by));
+    stopped_by = 0;
+  }
   const double accuracy = scored ? double(correct) / scored : 0.0;
   std::printf("  first loss after %.2f s; peak host memory %.1f MiB\n", first_loss_seconds, double(peak_rss_bytes()) / (1 << 20));
   if (scored) std::printf("  test accuracy %.2f%% on %u samples (loss %.4f)\n", 100 * accuracy, scored, test_loss);

@@ -176,6 +176,17 @@ TEST(Interrupt, ASignalAfterTheLastStepLeavesAReportAndNothingToResume) {
     EXPECT_EQ(r["interrupted"]["final_test_pass"], stop ? "not run" : "stopped before its end: not scored");
     EXPECT_FALSE(r.contains("test_accuracy"));
   }
+  // With no test pass to run, a signal during the last step finds nothing left to stop: the run
+  // is complete and ends as one.
+  std::string no_test = kConfig;
+  no_test.replace(no_test.find("eval_samples: 32"), 16, "eval_samples: 0");
+  const fs::path out = wse::test::fresh_dir(dir() / "last_no_test");
+  Output c = interrupted_run(wse::test::write_file(dir() / "train_no_test.yaml", no_test), out.string(), 10, SIGINT);
+  EXPECT_EQ(c.code, 0) << c.text;
+  EXPECT_NE(c.text.find("SIGINT arrived during the last step, which ended the run"), std::string::npos) << c.text;
+  const nlohmann::json r = nlohmann::json::parse(std::ifstream(out / "report.json"));
+  EXPECT_FALSE(r.contains("interrupted"));
+  EXPECT_EQ(r["test_samples"], 0);
 }
 
 TEST(Interrupt, ResumeRefusesWhatItCannotFinish) {
