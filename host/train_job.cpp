@@ -90,9 +90,17 @@ fs::path resumed_out(const fs::path& out_dir) {
   return p.string() + "_resumed";
 }
 
+// Selected is not sparse: a level that rounds to no weight, or from_zeros on a tensor without
+// zeros, prunes nothing, and the parameter streams dense. The selected ones that pruned any.
+uint64_t params_with_pruned_weights(const MemoryX& mx) {
+  uint64_t n = 0;
+  for (const SparsifiedParam& p : mx.sparsified()) n += p.pruned > 0;
+  return n;
+}
+
 nlohmann::json sparsity_json(const MemoryX& mx) {
   nlohmann::json params = nlohmann::json::array();
-  uint64_t numel = 0, pruned = 0, with_pruned = 0;
+  uint64_t numel = 0, pruned = 0;
   for (const SparsifiedParam& p : mx.sparsified()) {
     // from_zeros does not use a level: null there, never the config's, which it ignored.
     const bool zeros = p.plan.method == SparsityInit::FromZeros;
@@ -106,11 +114,11 @@ nlohmann::json sparsity_json(const MemoryX& mx) {
                       {"kept", p.numel - p.pruned},
                       {"newly_pruned", p.newly_pruned},
                       {"regrown", p.regrown}});
-    numel += p.numel, pruned += p.pruned, with_pruned += p.pruned > 0;
+    numel += p.numel, pruned += p.pruned;
   }
   return {{"enabled", mx.config().sparsity.enabled},
           {"params", params},
-          {"params_with_pruned_weights", with_pruned},
+          {"params_with_pruned_weights", params_with_pruned_weights(mx)},
           {"sparse_numel", numel},
           {"pruned", pruned},
           {"level", numel ? double(pruned) / double(numel) : 0.0}};
@@ -184,12 +192,8 @@ void print_sparsity_plan(const MemoryX& mx) {
     std::printf("  sparsity: none (dense run)\n");
     return;
   }
-  // Selected is not sparse: a level that rounds to no weight, or from_zeros on a tensor without
-  // zeros, prunes nothing, and the parameter streams dense.
-  size_t with_pruned = 0;
-  for (const SparsifiedParam& s : mx.sparsified()) with_pruned += s.pruned > 0;
-  std::printf("  sparsity: %zu of %zu parameters selected, %zu with weights pruned\n", mx.sparsified().size(), 2 * mx.layers(),
-              with_pruned);
+  std::printf("  sparsity: %zu of %zu parameters selected, %llu with weights pruned\n", mx.sparsified().size(), 2 * mx.layers(),
+              (unsigned long long)params_with_pruned_weights(mx));
   for (const SparsifiedParam& s : mx.sparsified()) {
     const ParamSparsity& p = s.plan;
     const auto numel = (unsigned long long)s.numel, pruned = (unsigned long long)s.pruned;
