@@ -179,6 +179,39 @@ TEST(ClusterStepTime, ASlowMemoryXIsStreamBoundAndSaysSo) {
   EXPECT_GT(by.value("MemoryX", uint64_t(0)), real.steps.back().cycles / 2) << by.dump();
 }
 
+// On a MemoryX link so slow that each PE column's share is a word every ~32,000 cycles, no pass
+// ends before its stream's last byte has reached the wafer (the stream's span at MemoryX ends
+// when that byte leaves; Lp later it is at the edge), and a step takes at least its streams'
+// bytes at the link's rate, one after another. (Each word was taken at the edge a word's time
+// early, and the port rate rounded to the nearest 2^-20: at 1e-4 bytes a cycle a step came out
+// 3% under that bound.)
+TEST(ClusterStepTime, NoPassEndsBeforeItsStreamsLastByteArrives) {
+  ClusterConfig c = cluster_config(base_config(1));
+  c.machine.memoryx_bytes_per_cycle = 1e-3;
+  const Training real = train(c, 1);
+  const Cluster shape(c, 1);
+  const double lp = double(c.machine.memoryx_latency_cycles) + double(shape.swarmx_levels()) * double(c.machine.swarmx_latency_cycles);
+  double serial = 0;
+  for (size_t l = 0; l + 1 < c.model.layers.size(); ++l)
+    for (StreamPass pass : {StreamPass::Forward, StreamPass::Backward})
+      serial += double(shape.stream_bytes(l, pass)) / c.machine.memoryx_bytes_per_cycle;
+  EXPECT_GE(double(real.steps.back().cycles), serial);
+  EXPECT_LT(double(real.steps.back().cycles), serial * 1.01);  // stream-bound: little beside the streams
+  std::map<std::string, uint64_t> stream_end;
+  for (const auto& s : real.timeline["spans"]["MemoryX"]) {
+    const std::string what = s[0].get<std::string>();
+    if (what.rfind("stream ", 0) == 0) stream_end[what.substr(7)] = s[2].get<uint64_t>();
+  }
+  size_t checked = 0;
+  for (const auto& s : real.timeline["spans"]["wafer 0"]) {
+    const std::string what = s[0].get<std::string>();
+    if (!stream_end.count(what)) continue;
+    EXPECT_GE(double(s[2].get<uint64_t>()), double(stream_end[what]) + lp) << what << " in " << real.timeline["spans"].dump();
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2 * (c.model.layers.size() - 1));
+}
+
 TEST(ClusterStepTime, RetainingTheLastLayerSavesItsBackwardStream) {
   RunConfig cfg = base_config(1);
   const Training streamed = train(cluster_config(cfg), 2);
