@@ -5,9 +5,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <set>
 #include <string>
+#include <type_traits>
 
 #include "core/errors.hpp"
 
@@ -22,6 +24,12 @@ inline std::string describe(const YAML::Node& n) {
 
 template <class T>
 inline T scalar(const YAML::Node& n, const std::string& where, const std::string& field, const char* expected) {
+  // A quoted value is a string in YAML ("4", 'true'): a number or a flag given that way is
+  // refused, not read (yaml-cpp's as<> would read "4" as 4, while 4.5 as an integer is refused).
+  if constexpr (std::is_arithmetic_v<T>)
+    if (n.IsScalar() && n.Tag() == "!")
+      throw ConfigError(where + ": field '" + field + "': expected " + expected + ", got the quoted string " + describe(n) +
+                        " (leave the quotes out)");
   try {
     if (!n.IsScalar()) throw YAML::Exception(n.Mark(), "");
     return n.as<T>();
@@ -72,11 +80,21 @@ inline uint64_t count(const YAML::Node& n, const std::string& where, const std::
   return uint64_t(v);
 }
 
+// A number in [lo, hi], at double precision (rates, which a float would round: 0.01 bytes a cycle
+// read as 0.0099999998).
+inline double real_in(const YAML::Node& n, const std::string& where, const std::string& field, double lo, double hi) {
+  const double v = scalar<double>(n, where, field, "a number");
+  if (!(v >= lo && v <= hi)) {
+    char range[64];
+    std::snprintf(range, sizeof range, "[%g, %g]", lo, hi);
+    throw ConfigError(where + ": field '" + field + "': expected a number in " + range + ", got " + describe(n));
+  }
+  return v;
+}
+
+// The same, for a float field (a learning rate, a loss scale).
 inline float number(const YAML::Node& n, const std::string& where, const std::string& field, double lo, double hi) {
-  double v = scalar<double>(n, where, field, "a number");
-  if (!(v >= lo && v <= hi))
-    throw ConfigError(where + ": field '" + field + "': expected a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + describe(n));
-  return float(v);
+  return float(real_in(n, where, field, lo, hi));
 }
 
 }  // namespace wse::yaml

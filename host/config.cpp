@@ -32,6 +32,7 @@ using yaml::integer_in;
 using yaml::check_keys;
 using yaml::count;
 using yaml::number;
+using yaml::real_in;
 
 // A config or preset is a few KiB (a sparsity block's list of patterns, a few more); the bound
 // keeps a wrong path (a disk image, /dev/zero) a clear error rather than an endless read.
@@ -303,14 +304,14 @@ void load_train_fields(TrainConfig& t, MachineSpec& machine, const YAML::Node& r
     if (sx["latency_per_level"])
       machine.swarmx_latency_cycles = uint32_t(positive(sx["latency_per_level"], where, "swarmx.latency_per_level", 1u << 30));
     if (sx["bytes_per_cycle_per_link"])
-      machine.swarmx_link_bytes_per_cycle = number(sx["bytes_per_cycle_per_link"], where, "swarmx.bytes_per_cycle_per_link", 1e-6, 1e9);
+      machine.swarmx_link_bytes_per_cycle = real_in(sx["bytes_per_cycle_per_link"], where, "swarmx.bytes_per_cycle_per_link", 1e-6, 1e9);
   }
   if (YAML::Node mx = root["memoryx"]) {
     check_keys(mx, where, "memoryx",
                {"bytes_per_cycle", "update_bytes_per_cycle", "lazy_initialization", "optimize_initialization", "max_async_parallel_compute"});
-    if (mx["bytes_per_cycle"]) machine.memoryx_bytes_per_cycle = number(mx["bytes_per_cycle"], where, "memoryx.bytes_per_cycle", 1e-6, 1e9);
+    if (mx["bytes_per_cycle"]) machine.memoryx_bytes_per_cycle = real_in(mx["bytes_per_cycle"], where, "memoryx.bytes_per_cycle", 1e-6, 1e9);
     if (mx["update_bytes_per_cycle"])
-      machine.memoryx_update_bytes_per_cycle = number(mx["update_bytes_per_cycle"], where, "memoryx.update_bytes_per_cycle", 1e-6, 1e9);
+      machine.memoryx_update_bytes_per_cycle = real_in(mx["update_bytes_per_cycle"], where, "memoryx.update_bytes_per_cycle", 1e-6, 1e9);
     InitSettings& in = t.memoryx.init;
     if (mx["lazy_initialization"]) in.lazy = scalar<bool>(mx["lazy_initialization"], where, "memoryx.lazy_initialization", "true or false");
     if (mx["optimize_initialization"])
@@ -328,7 +329,9 @@ void load_train_fields(TrainConfig& t, MachineSpec& machine, const YAML::Node& r
 
 }  // namespace
 
-void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string& where) {
+void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string& where, const std::string& prefix) {
+  // A field's name as the user wrote it: `machine.clock_hz` in a run config, `clock_hz` in a preset.
+  auto f = [&](const std::string& key) { return prefix + key; };
   static const std::set<std::string> keys = {
       "name", "preset", "fabric_width", "fabric_height", "sram_bytes_per_pe", "sram_banks", "colours",
       "hop_latency_cycles", "ramp_latency_cycles", "wavelets_per_link_per_cycle", "router_buffer_depth",
@@ -338,11 +341,11 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
       "memoryx_bytes_per_cycle", "memoryx_update_bytes_per_cycle", "memoryx_latency_cycles", "swarmx_fanout",
       "swarmx_link_bytes_per_cycle", "swarmx_latency_cycles", "edge_buffer_bytes", "input_bytes_per_cycle", "input_latency_cycles",
       "user_node_latency_cycles"};
-  check_keys(n, where, "machine", keys);
+  check_keys(n, where, prefix.empty() ? "" : prefix.substr(0, prefix.size() - 1), keys);
   auto u32 = [&](const char* key, uint32_t& out, uint64_t max) {
-    if (n[key]) out = uint32_t(positive(n[key], where, key, max));
+    if (n[key]) out = uint32_t(positive(n[key], where, f(key), max));
   };
-  if (n["name"]) s.name = scalar<std::string>(n["name"], where, "name", "a string");
+  if (n["name"]) s.name = scalar<std::string>(n["name"], where, f("name"), "a string");
   u32("fabric_width", s.fabric_width, 1u << 16);
   u32("fabric_height", s.fabric_height, 1u << 16);
   u32("sram_bytes_per_pe", s.sram_bytes_per_pe, 1u << 24);
@@ -350,7 +353,7 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
   // The SIMD stride limits (pe/dsd_op.hpp) are the SDK's table for 8 banks, the only count either
   // chip has: another count would be read and silently given that table.
   if (s.sram_banks != 8)
-    throw ConfigError(where + ": field 'sram_banks': " + std::to_string(s.sram_banks) +
+    throw ConfigError(where + ": field '" + f("sram_banks") + "': " + std::to_string(s.sram_banks) +
                       ", but the SIMD stride limits modelled are the SDK's for 8 banks (WSE-2 and WSE-3 both have 8; docs/machine-spec.md)");
   u32("colours", s.colours, MachineSpec::kMaxColours);
   u32("hop_latency_cycles", s.hop_latency_cycles, MachineSpec::kMaxLatency);
@@ -365,35 +368,34 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
   u32("move_simd_fp16", s.move_simd_fp16, 1024);
   u32("dsd_pipeline_cycles", s.dsd_pipeline_cycles, MachineSpec::kMaxLatency);
   if (n["fabric_dsd_setup_cycles"])
-    s.fabric_dsd_setup_cycles = uint32_t(count(n["fabric_dsd_setup_cycles"], where, "fabric_dsd_setup_cycles", 1000));
+    s.fabric_dsd_setup_cycles = uint32_t(count(n["fabric_dsd_setup_cycles"], where, f("fabric_dsd_setup_cycles"), 1000));
   u32("data_task_receive_cycles", s.data_task_receive_cycles, MachineSpec::kMaxLatency);  // a task runs a cycle after its wavelet at the soonest
   u32("local_task_ids", s.local_task_ids, 32);  // (a PE keeps its local tasks in a 32-bit mask)
   if (n["data_task_ids_shared"])
-    s.data_task_ids_shared = scalar<bool>(n["data_task_ids_shared"], where, "data_task_ids_shared", "true or false");
+    s.data_task_ids_shared = scalar<bool>(n["data_task_ids_shared"], where, f("data_task_ids_shared"), "true or false");
   u32("microthreads", s.microthreads, MachineSpec::kMaxMicrothreads);
   u32("pe_input_queues", s.pe_input_queues, MachineSpec::kMaxColours);
   u32("pe_output_queues", s.pe_output_queues, MachineSpec::kMaxColours);
   u32("pe_output_queue_depth", s.pe_output_queue_depth, MachineSpec::kMaxDepth);
-  if (n["pe_filters"]) s.pe_filters = uint32_t(count(n["pe_filters"], where, "pe_filters", MachineSpec::kMaxColours));
+  if (n["pe_filters"]) s.pe_filters = uint32_t(count(n["pe_filters"], where, f("pe_filters"), MachineSpec::kMaxColours));
   u32("switch_positions", s.switch_positions, MachineSpec::kMaxSwitchPositions);
-  if (n["switch_rx_and_tx"]) s.switch_rx_and_tx = scalar<bool>(n["switch_rx_and_tx"], where, "switch_rx_and_tx", "true or false");
+  if (n["switch_rx_and_tx"]) s.switch_rx_and_tx = scalar<bool>(n["switch_rx_and_tx"], where, f("switch_rx_and_tx"), "true or false");
   if (s.pe_output_queue_depth + s.dsd_pipeline_cycles > 16)
-    throw ConfigError(where + ": fields 'pe_output_queue_depth' + 'dsd_pipeline_cycles' exceed the 16 wavelets an output queue "
+    throw ConfigError(where + ": fields '" + f("pe_output_queue_depth") + "' + '" + f("dsd_pipeline_cycles") + "' exceed the 16 wavelets an output queue "
                       "is modelled with (got " + std::to_string(s.pe_output_queue_depth) + " + " + std::to_string(s.dsd_pipeline_cycles) + ")");
   if (n["clock_hz"]) {
-    s.clock_hz = scalar<double>(n["clock_hz"], where, "clock_hz", "a frequency in Hz");
-    if (!(s.clock_hz > 0) || !std::isfinite(s.clock_hz)) throw ConfigError(where + ": field 'clock_hz': expected a positive, finite frequency");
+    s.clock_hz = scalar<double>(n["clock_hz"], where, f("clock_hz"), "a frequency in Hz");
+    if (!(s.clock_hz > 0) || !std::isfinite(s.clock_hz)) throw ConfigError(where + ": field '" + f("clock_hz") + "': expected a positive, finite frequency");
   }
   if (n["io_bytes_per_cycle"]) {
-    s.io_bytes_per_cycle = scalar<double>(n["io_bytes_per_cycle"], where, "io_bytes_per_cycle", "a number >= 0");
+    s.io_bytes_per_cycle = scalar<double>(n["io_bytes_per_cycle"], where, f("io_bytes_per_cycle"), "a number >= 0");
     if (!(s.io_bytes_per_cycle >= 0))
-      throw ConfigError(where + ": field 'io_bytes_per_cycle': expected a number >= 0 (0 = unlimited)");
+      throw ConfigError(where + ": field '" + f("io_bytes_per_cycle") + "': expected a number >= 0 (0 = unlimited)");
   }
   // The cluster: rates > 0 (a link that never delivers would stall the run), latencies >= 1 cycle.
+  // The same range as the run config's swarmx: and memoryx: blocks give these rates.
   auto rate = [&](const char* key, double& out) {
-    if (!n[key]) return;
-    out = scalar<double>(n[key], where, key, "a rate in bytes per cycle");
-    if (!(out > 0 && out <= 1e12)) throw ConfigError(where + ": field '" + std::string(key) + "': expected a rate in (0, 1e12] bytes per cycle, got " + describe(n[key]));
+    if (n[key]) out = real_in(n[key], where, f(key), 1e-6, 1e9);
   };
   rate("memoryx_bytes_per_cycle", s.memoryx_bytes_per_cycle);
   rate("memoryx_update_bytes_per_cycle", s.memoryx_update_bytes_per_cycle);
@@ -403,8 +405,8 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
   u32("swarmx_latency_cycles", s.swarmx_latency_cycles, 1u << 30);
   u32("input_latency_cycles", s.input_latency_cycles, 1u << 30);
   u32("user_node_latency_cycles", s.user_node_latency_cycles, 1u << 30);
-  if (n["swarmx_fanout"]) s.swarmx_fanout = uint32_t(integer_in(n["swarmx_fanout"], where, "swarmx_fanout", 2, 64));
-  if (n["edge_buffer_bytes"]) s.edge_buffer_bytes = count(n["edge_buffer_bytes"], where, "edge_buffer_bytes", uint64_t(1) << 40);
+  if (n["swarmx_fanout"]) s.swarmx_fanout = uint32_t(integer_in(n["swarmx_fanout"], where, f("swarmx_fanout"), 2, 64));
+  if (n["edge_buffer_bytes"]) s.edge_buffer_bytes = count(n["edge_buffer_bytes"], where, f("edge_buffer_bytes"), uint64_t(1) << 40);
 }
 
 namespace {
@@ -461,7 +463,7 @@ static RunConfig load_run_config_checked(const std::filesystem::path& path, cons
   } else if (m.IsMap()) {
     std::string preset = m["preset"] ? scalar<std::string>(m["preset"], where, "machine.preset", "a preset name") : "wse2";
     cfg.machine = load_machine(preset);
-    apply_machine_fields(cfg.machine, m, where);
+    apply_machine_fields(cfg.machine, m, where, "machine.");
   } else {
     throw ConfigError(where + ": field 'machine': expected a preset name or a mapping, got " + describe(m));
   }

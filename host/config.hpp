@@ -32,8 +32,9 @@ struct RunConfig {
 std::filesystem::path machines_dir();
 // Loads a preset by name (wse2, wse3) or by path to a YAML file.
 MachineSpec load_machine(const std::string& name_or_path);
-// Applies the machine fields present in `node` on top of `spec`; `where` prefixes errors.
-void apply_machine_fields(MachineSpec& spec, const YAML::Node& node, const std::string& where);
+// Applies the machine fields present in `node` on top of `spec`; `where` prefixes errors, and
+// `prefix` each field they name ("machine." for a run config's `machine:` mapping).
+void apply_machine_fields(MachineSpec& spec, const YAML::Node& node, const std::string& where, const std::string& prefix = "");
 RunConfig load_run_config(const std::filesystem::path& path);
 // The cluster a training config describes (kernel fc_train).
 ClusterConfig cluster_config(const RunConfig& cfg);

@@ -14,7 +14,14 @@ namespace wse {
 int inspect_stream_file(const std::filesystem::path& path) {
   const Buffer bytes = read_input_file(path, "stream", uint64_t(1) << 31);  // a FlatBuffer is at most 2 GiB
   const std::string what = path.string();
-  if (bytes.size() >= 8 && std::string(bytes.begin() + 4, bytes.begin() + 8) == "WSGS") {
+  // A FlatBuffer's file identifier is its bytes 4 to 7: which of the two this file is, whatever
+  // its name says; a file that is neither is not blamed on one of them.
+  const std::string id = bytes.size() >= 8 ? std::string(bytes.begin() + 4, bytes.begin() + 8) : std::string();
+  if (id != "WSGS" && id != "WSWS")
+    throw UsageError(what + ": neither a WeightStream (.wsws) nor a GradientStream (.wsgs): " +
+                     (bytes.size() < 8 ? std::to_string(bytes.size()) + " bytes, too short for a FlatBuffer"
+                                       : "no WSWS or WSGS file identifier at bytes 4-7 of its " + std::to_string(bytes.size()) + " bytes"));
+  if (id == "WSGS") {
     GradientMessage g = decode_gradient_stream(bytes, what);
     std::printf("GradientStream %s: layer %s (#%u) step %llu wafer %u, %u x %u values\n", what.c_str(), g.layer.c_str(), g.layer_index,
                 (unsigned long long)g.step, g.wafer, g.rows, g.cols);

@@ -134,6 +134,18 @@ TEST(ReliabilityCli, AWeightStreamThatContradictsItsLayerIsRejectedByInspect) {
   EXPECT_EQ(wse("inspect " + good.string()).code, 0);
 }
 
+// A file that is no stream at all was called "not a valid WeightStream buffer", also when named
+// .wsgs: it is neither, and the message says so.
+TEST(ReliabilityCli, InspectOfAFileThatIsNeitherStreamSaysSo) {
+  for (const char* name : {"noise.wsgs", "noise.wsws", "short.wsgs"}) {
+    const std::string bytes = std::string(name) == "short.wsgs" ? std::string("WSGS") : std::string(100, '\x5a');
+    const fs::path f = wse::test::write_file(dir() / name, bytes);
+    Output o = wse("inspect " + f.string());
+    EXPECT_EQ(o.code, 2) << o.text;
+    EXPECT_NE(o.text.find(f.string() + ": neither a WeightStream (.wsws) nor a GradientStream (.wsgs)"), std::string::npos) << o.text;
+  }
+}
+
 TEST(ReliabilityCli, AHugeFabricIsRefusedWithTheMemoryItWouldNeed) {
   const fs::path huge = config("huge.yaml", "machine: {preset: wse2, fabric_width: 65536, fabric_height: 65536}\ngemv: {rows: 100, cols: 100}\n");
   const fs::path out = wse::test::fresh_dir(dir() / "huge_out");
@@ -303,14 +315,22 @@ TEST(ReliabilityCli, ConfigValuesThatCannotWorkAreRefusedByName) {
       {"gain_b.yaml", "model: {layers: [784, 16, 10], init: {bias: {kind: xavier_uniform, gain: -0.5}}}\n",
        "field 'model.init.bias.gain': expected a number >= 0"},
       {"twice.yaml", "training: {batch_size: 16, batch_size: 32}\n", "field 'training.batch_size' is given twice"},
-      {"clock.yaml", "machine: {preset: wse2, clock_hz: .inf}\n", "field 'clock_hz': expected a positive, finite frequency"},
+      {"clock.yaml", "machine: {preset: wse2, clock_hz: .inf}\n", "field 'machine.clock_hz': expected a positive, finite frequency"},
       // More samples than Fashion-MNIST holds (60,000 and 10,000) were cut to what it holds, without a word.
       {"train_n.yaml", "data: {train_samples: 60001}\n", "field 'data.train_samples' asks for 60001 samples, but"},
       {"eval_n.yaml", "data: {train_samples: 64, eval_samples: 10016}\n", "field 'data.eval_samples' asks for 10016 samples, but"},
       // The range named for 0 was [1, 64], and 1 was refused next ("at least 2").
       {"fanout0.yaml", "swarmx: {fanout: 0}\n", "field 'swarmx.fanout': expected an integer in [2, 64], got '0'"},
       {"fanout1.yaml", "swarmx: {fanout: 1}\n", "field 'swarmx.fanout': expected an integer in [2, 64], got '1'"},
-      {"fanout_m.yaml", "machine: {preset: wse2, swarmx_fanout: 1}\n", "field 'swarmx_fanout': expected an integer in [2, 64], got '1'"},
+      {"fanout_m.yaml", "machine: {preset: wse2, swarmx_fanout: 1}\n", "field 'machine.swarmx_fanout': expected an integer in [2, 64], got '1'"},
+      // A machine: mapping's rates had another range, (0, 1e12], than the swarmx: and memoryx:
+      // blocks' [1e-6, 1e9] for the same figures; a quoted number was read as the number.
+      {"rate_m.yaml", "machine: {preset: wse2, memoryx_bytes_per_cycle: 1e10}\n",
+       "field 'machine.memoryx_bytes_per_cycle': expected a number in [1e-06, 1e+09], got '1e10'"},
+      {"rate_lo.yaml", "machine: {preset: wse2, swarmx_link_bytes_per_cycle: 1e-7}\n",
+       "field 'machine.swarmx_link_bytes_per_cycle': expected a number in [1e-06, 1e+09], got '1e-7'"},
+      {"quoted.yaml", "swarmx: {fanout: \"4\"}\n", "field 'swarmx.fanout': expected a positive integer, got the quoted string '4'"},
+      {"quoted_m.yaml", "machine: {preset: wse2, clock_hz: '850e6'}\n", "field 'machine.clock_hz': expected a frequency in Hz, got the quoted string '850e6'"},
   };
   for (const Case& c : cases) {
     // The case's block replaces the base config's block of the same name.
