@@ -37,6 +37,11 @@ TEST(Cli, RunWritesTheReport) {
   EXPECT_EQ(j["mesh"]["height"], 5);
   EXPECT_EQ(j["threads"], 2);
   EXPECT_EQ(j["macs"], 50 * 40);
+  // y checked against the host's sums in the PEs' order, and its error against y in double: 40
+  // products in [-1, 1) summed in fp32 stay well within 40 x 2^-24 x 40 of the exact sum.
+  EXPECT_EQ(j["gemv"]["matches_host_sum"], true);
+  EXPECT_GE(j["gemv"]["max_abs_error_vs_exact"].get<double>(), 0.0);
+  EXPECT_LT(j["gemv"]["max_abs_error_vs_exact"].get<double>(), 40.0 * 40.0 / (1 << 24));
   EXPECT_NEAR(j["pe_cycles_per_second"].get<double>(),
               30.0 * j["cycles"].get<double>() / j["host_seconds"].get<double>(), 1e-6 * j["pe_cycles_per_second"].get<double>());
   // The Cerebras simulator's statistic: every tile of the 6 x 5 mesh, busy or not.
@@ -91,7 +96,7 @@ TEST(Cli, BadConfigsGiveAClearErrorAndExitCode2) {
       {"task_ids.yaml", "machine: {preset: wse2, local_task_ids: 33}\ngemv: {rows: 4, cols: 4}\n", "field 'machine.local_task_ids'"},
       {"receive.yaml", "machine: {preset: wse2, data_task_receive_cycles: 0}\ngemv: {rows: 4, cols: 4}\n", "field 'machine.data_task_receive_cycles'"},
       {"not_yaml.yaml", "gemv: [rows: 4\n", "not valid YAML"},
-      {"sram.yaml", "mesh: {width: 1, height: 1}\ngemv: {rows: 300, cols: 300}\n", "PE (0,0): SRAM buffer 'A' needs"},
+      {"sram.yaml", "mesh: {width: 1, height: 1}\ngemv: {rows: 300, cols: 300}\n", "fields 'gemv.rows' and 'gemv.cols': a 300 x 300 matrix on a 1 x 1 PE grid"},
       {"limit.yaml", "mesh: {width: 2, height: 2}\ngemv: {rows: 20, cols: 20}\nrun: {max_cycles: 10}\n", "raise run.max_cycles"},
   };
   for (const BadConfig& c : cases) {

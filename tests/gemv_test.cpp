@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
+#include <bit>
 
 #include "kernels/gemv/gemv.hpp"
 #include "test_support.hpp"
@@ -33,6 +34,10 @@ TEST_P(GemvVsEigen, MatchesEigen) {
   ASSERT_EQ(y.size(), s.rows);
   for (uint32_t i = 0; i < s.rows; ++i)
     EXPECT_NEAR(y[i], ref[i], 1e-5 * s.cols + 1e-6) << "row " << i;
+  // And bit for bit the host's sums in the PEs' order (what `wse run` checks and reports as
+  // gemv.matches_host_sum): products rounded, then added column by column, west to east.
+  const std::vector<float> same = k.host_sum(p);
+  for (uint32_t i = 0; i < s.rows; ++i) EXPECT_EQ(std::bit_cast<uint32_t>(y[i]), std::bit_cast<uint32_t>(same[i])) << "row " << i;
 
   // Every element of A is used exactly once.
   uint64_t macs = 0;
@@ -47,7 +52,11 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GemvVsEigen,
                                            Shape{64, 64, 8, 8, 8, 8},    // even
                                            Shape{33, 70, 7, 3, 10, 5},   // grid smaller than mesh
                                            Shape{300, 9, 9, 16, 9, 16},  // one column per PE
-                                           Shape{5, 200, 1, 5, 4, 6}));  // one PE column, pass-through east
+                                           Shape{5, 200, 1, 5, 4, 6},    // one PE column, pass-through east
+                                           Shape{109, 109, 1, 1, 1, 1},  // the largest square one PE holds
+                                           Shape{1, 6140, 1, 1, 1, 1},   // the longest row one PE holds
+                                           Shape{64, 64, 1, 16, 1, 16},  // a column of PEs
+                                           Shape{1000, 1, 0, 0, 1, 4}));  // one column of A down a 1 x 4 mesh
 
 // One PE, 8 rows and 1 column: it receives x with one streaming op and sends y with another,
 // each set up for the preset's 44 cycles before its first element while the PE has nothing else
@@ -73,13 +82,22 @@ TEST(Gemv, EachStreamingOpsSetupIsCountedAsSetup) {
 TEST(Gemv, GridLargerThanTheMatrixIsAClearError) {
   Wafer wafer(MachineSpec{}, {8, 8});
   GemvProblem p = GemvProblem::random(4, 4, 1);
-  test::expect_error<ConfigError>([&] { GemvKernel(wafer, p, 8, 8); }, {"grid 8x8", "at least one element"});
+  test::expect_error<ConfigError>([&] { GemvKernel(wafer, p, 8, 8); }, {"field 'gemv.grid.width'", "8 PE columns for A's 4", "at least one element"});
+  test::expect_error<ConfigError>([&] { GemvKernel(wafer, p, 4, 8); }, {"field 'gemv.grid.height'", "8 PE rows for A's 4"});
 }
 
-TEST(Gemv, ATileTooBigForSramIsAClearError) {
+// The tile, x, y and the 24 bytes of variables, each rounded up to 8 bytes, against 49,152 bytes of
+// SRAM (worked by hand): 109 x 109 on one PE is 24 + 47,524 + 440 + 440 = 48,428 bytes and runs
+// (GemvVsEigen); 110 x 110 is 24 + 48,400 + 440 + 440 = 49,304 and is refused naming the config's
+// fields, as is 1 x 6,141 (24 + 24,568 + 8 + 24,568 = 49,168; 1 x 6,140 fills the SRAM exactly).
+// (The placement named only PE (0,0)'s buffer and its bytes.)
+TEST(Gemv, ATileTooBigForSramIsAClearErrorNamingTheFields) {
   Wafer wafer(MachineSpec{}, {1, 1});
-  GemvProblem p = GemvProblem::random(200, 200, 1);  // 160 KB on one PE
-  test::expect_error<PeError>([&] { GemvKernel(wafer, p, 1, 1); }, {"PE (0,0)", "'A'", "needs 160000 bytes"});
+  test::expect_error<ConfigError>([&] { GemvKernel(wafer, GemvProblem::random(110, 110, 1), 1, 1); },
+                                  {"fields 'gemv.rows' and 'gemv.cols'", "110 x 110", "49304 bytes", "49152 bytes"});
+  test::expect_error<ConfigError>([&] { GemvKernel(wafer, GemvProblem::random(1, 6141, 1), 1, 1); }, {"49168 bytes"});
+  Wafer four(MachineSpec{}, {2, 2});  // 220 x 220 on 2 x 2 PEs: the same tiles
+  test::expect_error<ConfigError>([&] { GemvKernel(four, GemvProblem::random(220, 220, 1)); }, {"2 x 2 PE grid", "110 x 110"});
 }
 
 }  // namespace

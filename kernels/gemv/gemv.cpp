@@ -38,6 +38,9 @@ void compute(PeContext& ctx) {
   else ctx.fadds(fabout(v.psum_out, v.m), y, fabin(v.psum_in, v.m));
 }
 
+// A buffer's bytes as SRAM places it (Sram::allocate: 8-byte aligned, first fit).
+uint64_t placed(uint64_t bytes) { return (bytes + 7) & ~uint64_t(7); }
+
 float unit(uint64_t seed, uint64_t stream, uint64_t i) {
   uint64_t h = splitmix64(splitmix64(seed ^ (stream << 56)) + i);
   return float(int64_t(h >> 40) - (int64_t(1) << 23)) / float(1 << 23);
@@ -59,12 +62,28 @@ GemvKernel::GemvKernel(Wafer& wafer, const GemvProblem& prob, uint32_t grid_widt
   if (q_ > mesh.width || p_ > mesh.height)
     throw ConfigError("gemv: grid " + std::to_string(q_) + "x" + std::to_string(p_) + " does not fit the " +
                       std::to_string(mesh.width) + "x" + std::to_string(mesh.height) + " mesh");
-  if (q_ > prob.cols || p_ > prob.rows)
-    throw ConfigError("gemv: grid " + std::to_string(q_) + "x" + std::to_string(p_) +
-                      " has more PE columns than A has columns (" + std::to_string(prob.cols) + ") or more PE rows than A has rows (" +
-                      std::to_string(prob.rows) + "); every PE needs at least one element");
+  if (q_ > prob.cols)
+    throw ConfigError("field 'gemv.grid.width': " + std::to_string(q_) + " PE columns for A's " + std::to_string(prob.cols) +
+                      " columns (gemv.cols); every PE needs at least one element");
+  if (p_ > prob.rows)
+    throw ConfigError("field 'gemv.grid.height': " + std::to_string(p_) + " PE rows for A's " + std::to_string(prob.rows) +
+                      " rows (gemv.rows); every PE needs at least one element");
   row_split_ = {prob.rows, p_};
   col_split_ = {prob.cols, q_};
+  // The largest tile (a row block and a column block of the largest sizes) must fit a PE's SRAM
+  // with its x, y and the variables, as SRAM places them (each buffer rounded up to 8 bytes): said
+  // here in the config's terms, where the placement below would name only a buffer of one PE.
+  {
+    const uint64_t mr = (uint64_t(prob.rows) + p_ - 1) / p_, nc = (uint64_t(prob.cols) + q_ - 1) / q_;
+    const uint64_t need = placed(sizeof(GemvVars)) + placed(mr * nc * 4) + placed(mr * 4) + placed(nc * 4);
+    const uint64_t sram = wafer.spec().sram_bytes_per_pe;
+    if (need > sram)
+      throw ConfigError("fields 'gemv.rows' and 'gemv.cols': a " + std::to_string(prob.rows) + " x " + std::to_string(prob.cols) +
+                        " matrix on a " + std::to_string(q_) + " x " + std::to_string(p_) + " PE grid puts a tile of up to " +
+                        std::to_string(mr) + " x " + std::to_string(nc) + " on a PE: " + std::to_string(need) +
+                        " bytes with its x, y and the kernel's variables, beyond the " + std::to_string(sram) +
+                        " bytes of a PE's SRAM; use a larger mesh (mesh.width, mesh.height) or a smaller matrix");
+  }
 
   program_.name = "gemv";
   program_.start_task = program_.local(receive_x, "receive_x");
@@ -113,6 +132,26 @@ GemvKernel::GemvKernel(Wafer& wafer, const GemvProblem& prob, uint32_t grid_widt
       std::memset(base + y.offset, 0, y.bytes);
     }
   }
+}
+
+std::vector<float> GemvKernel::host_sum(const GemvProblem& prob) const {
+  // Each PE: y = 0, then y += A[:, j] * x[j] for its columns in order, the product rounded to fp32
+  // before the sum (@fmacs is not fused: docs/pe-programming.md). Along a row: the first column's
+  // y, then each column's added in turn, west to east (@fadds).
+  std::vector<float> y(prob.rows, 0.0f);
+  for (uint32_t i = 0; i < prob.rows; ++i) {
+    float row = 0.0f;
+    for (uint32_t c = 0; c < q_; ++c) {
+      float part = 0.0f;
+      for (uint32_t j = col_split_.begin(c); j < col_split_.begin(c + 1); ++j) {
+        const float product = prob.a[size_t(i) * prob.cols + j] * prob.x[j];
+        part = part + product;
+      }
+      row = c == 0 ? part : row + part;
+    }
+    y[i] = row;
+  }
+  return y;
 }
 
 std::vector<float> GemvKernel::result() const {

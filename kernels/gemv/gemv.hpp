@@ -59,6 +59,8 @@ class GemvKernel {
   uint32_t grid_height() const { return p_; }
   // y gathered from the east egress ports after a run. Throws if a row is incomplete.
   std::vector<float> result() const;
+  // The same y on the host, in the order the PEs add it (bit-identical to result()).
+  std::vector<float> host_sum(const GemvProblem& problem) const;
 
  private:
   uint32_t p_ = 0, q_ = 0;

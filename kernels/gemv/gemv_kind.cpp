@@ -2,6 +2,10 @@
 // (kernels/kernel.hpp).
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
 #include "core/yaml_fields.hpp"
 #include "kernels/gemv/gemv.hpp"
 
@@ -31,17 +35,36 @@ class PlacedGemv : public PlacedKernel {
  public:
   PlacedGemv(Wafer& wafer, const GemvConfig& c)
       : cfg_(c), problem_(GemvProblem::random(c.rows, c.cols, c.seed)), kernel_(wafer, problem_, c.grid_width, c.grid_height) {}
-  std::vector<float> finish() override { return kernel_.result(); }
+  // Checked against the host: the same sums in the same order (bit for bit), and y in double
+  // precision (the error of fp32 arithmetic, not of the emulator).
+  std::vector<float> finish() override {
+    std::vector<float> y = kernel_.result();
+    const std::vector<float> same = kernel_.host_sum(problem_);
+    uint64_t mismatches = 0;
+    for (size_t i = 0; i < y.size(); ++i) {
+      mismatches += std::bit_cast<uint32_t>(y[i]) != std::bit_cast<uint32_t>(same[i]);
+      double exact = 0;
+      for (uint32_t j = 0; j < problem_.cols; ++j) exact += double(problem_.a[i * size_t(problem_.cols) + j]) * double(problem_.x[j]);
+      max_err_ = std::max(max_err_, std::abs(double(y[i]) - exact));
+    }
+    if (mismatches)
+      throw std::logic_error("gemv: " + std::to_string(mismatches) + " of " + std::to_string(y.size()) +
+                             " values of y differ from the host's sums in the same order");
+    return y;
+  }
   nlohmann::json report() const override {
     return {{"rows", cfg_.rows},
             {"cols", cfg_.cols},
-            {"grid", {{"width", kernel_.grid_width()}, {"height", kernel_.grid_height()}}}};
+            {"grid", {{"width", kernel_.grid_width()}, {"height", kernel_.grid_height()}}},
+            {"matches_host_sum", true},
+            {"max_abs_error_vs_exact", max_err_}};
   }
 
  private:
   GemvConfig cfg_;
   GemvProblem problem_;
   GemvKernel kernel_;
+  double max_err_ = 0;
 };
 
 std::unique_ptr<PlacedKernel> place_gemv(Wafer& wafer, const KernelConfig& c) {
