@@ -26,6 +26,15 @@ void Pe::attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
   if (program && program->local_tasks.size() > spec.local_task_ids)
     throw PeError("PE " + to_string(coord) + ": its program binds " + std::to_string(program->local_tasks.size()) +
                   " local tasks, but a " + spec.name + " PE has " + std::to_string(spec.local_task_ids) + " task IDs for them");
+  if (program && program->start_task >= int(program->local_tasks.size()))
+    throw PeError("PE " + to_string(coord) + ": its program's start task is local task " + std::to_string(program->start_task) +
+                  ", which it does not bind (it binds " + std::to_string(program->local_tasks.size()) + ")");
+  if (program)
+    for (size_t c = spec.colours; c < program->data_tasks.size(); ++c)
+      if (program->data_tasks[c] || (program->blocked_colours >> c & 1u))
+        throw PeError("PE " + to_string(coord) + ": its program " + (program->data_tasks[c] ? "binds a data task to" : "blocks") +
+                      " colour " + std::to_string(c) + ", beyond the " + std::to_string(spec.colours) + " colours of a " + spec.name +
+                      " PE");
   if (program && spec.data_task_ids_shared) {
     // WSE-2 (SDK Task-IDs): a data task's ID is its colour, one of the IDs the local tasks take,
     // so the two kinds share them.
@@ -661,12 +670,31 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
   if (n > 0xffff) bad("a DSD of " + std::to_string(n) + " elements: a DSD's extent is a u16 (at most 65535)");
   if (op.opts.activate.kind != TaskRef::None && op.opts.unblock.kind != TaskRef::None)
     bad("both activate and unblock are set: an op may do one of them on completion (the SDK's rule)");
+  // What it activates or unblocks on completion must exist (an unbound local task was called
+  // through a null pointer when the op completed); activate takes a local task, as activate() does.
+  if (op.opts.activate.kind == TaskRef::Data)
+    bad("activates the data task of colour " + std::to_string(op.opts.activate.id) +
+        " on completion: an op activates a local task (a data task runs when its wavelets arrive)");
+  for (const TaskRef* t : {&op.opts.activate, &op.opts.unblock})
+    if (t->kind == TaskRef::Local && t->id >= (pe.program ? pe.program->local_tasks.size() : 0))
+      bad(std::string(t == &op.opts.activate ? "activates" : "unblocks") + " local task " + std::to_string(t->id) +
+          " on completion, which its program does not have (it binds " +
+          std::to_string(pe.program ? pe.program->local_tasks.size() : 0) + ")");
+    else if (t->kind == TaskRef::Data && t->id >= spec_.colours)
+      bad("unblocks the data task of colour " + std::to_string(t->id) + " on completion, beyond the " + std::to_string(spec_.colours) +
+          " colours of a " + spec_.name + " PE");
   op.length = n;
   if (n == 0) return;
   bool fabric = false;
   for (int k = 0; k < 3; ++k) {
     const Dsd& d = *ops[k];
     if (d.kind == DsdKind::Mem) {
+      // An element lies at a multiple of its size, as an array of them does (SRAM is addressed
+      // in 16-bit words: an fp16 at an odd byte, or an fp32 across a word pair's boundary, is
+      // no DSD a program can make). The model's byte offsets would run one silently.
+      if (d.offset % elem_bytes(types[k]) != 0)
+        bad("a memory DSD at byte offset " + std::to_string(d.offset) + " for " + (types[k] == ElemType::F32 ? "fp32" : "fp16") +
+            " elements: they lie at multiples of " + std::to_string(elem_bytes(types[k])) + " bytes");
       const int64_t first = mem_elem_offset(d, 0, types[k]), last = mem_elem_offset(d, n - 1, types[k]);
       const int64_t lo = std::min(first, last), hi = std::max(first, last) + elem_bytes(types[k]);
       if (lo < 0 || hi > int64_t(pe.sram.capacity()))
@@ -730,6 +758,20 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
   ++pe.fifo_count_;
 }
 
+void PeContext::check_task(const TaskRef& t, const char* what) const {
+  if (t.kind == TaskRef::Local && (!pe_.program || t.id >= pe_.program->local_tasks.size()))
+    pe_.fail(nullptr, std::string(what) + " local task " + std::to_string(t.id) + ", which its program does not have (it binds " +
+                          std::to_string(pe_.program ? pe_.program->local_tasks.size() : 0) + ")");
+  if (t.kind == TaskRef::Data && t.id >= spec_.colours)
+    pe_.fail(nullptr, std::string(what) + " the data task of colour " + std::to_string(t.id) + ", beyond the " +
+                          std::to_string(spec_.colours) + " colours of a " + spec_.name + " PE");
+}
+
+void PeContext::at_beyond(uint32_t byte_offset, size_t bytes) const {
+  pe_.fail(nullptr, "reads or writes " + std::to_string(bytes) + " bytes at SRAM offset " + std::to_string(byte_offset) +
+                        " (PeContext::at), beyond the PE's " + std::to_string(pe_.sram.capacity()) + " bytes of SRAM");
+}
+
 void PeContext::issue_item(int kind, TaskRef t) {
   if (pe_.fifo_count_ == kMainFifo)
     pe_.fail(nullptr, "more than " + std::to_string(kMainFifo) + " ops and task actions queued behind a streaming op by one task");
@@ -740,8 +782,7 @@ void PeContext::issue_item(int kind, TaskRef t) {
 }
 
 void PeContext::activate(uint8_t local_task) {
-  if (!pe_.program || local_task >= pe_.program->local_tasks.size())
-    pe_.fail(nullptr, "activates local task " + std::to_string(local_task) + ", which its program does not have");
+  check_task(TaskRef::local(local_task), "activates");
   if (pe_.fifo_count_ || pe_.main_active_) {
     issue_item(Pe::MainItem::Activate, TaskRef::local(local_task));
     return;
@@ -750,6 +791,7 @@ void PeContext::activate(uint8_t local_task) {
 }
 
 void PeContext::block(TaskRef t) {
+  check_task(t, "blocks");
   if (pe_.fifo_count_ || pe_.main_active_) return issue_item(Pe::MainItem::Block, t);
   Pe::MainItem item;
   item.kind = Pe::MainItem::Block, item.task = t;
@@ -757,6 +799,7 @@ void PeContext::block(TaskRef t) {
 }
 
 void PeContext::unblock(TaskRef t) {
+  check_task(t, "unblocks");
   if (pe_.fifo_count_ || pe_.main_active_) return issue_item(Pe::MainItem::Unblock, t);
   Pe::MainItem item;
   item.kind = Pe::MainItem::Unblock, item.task = t;

@@ -297,11 +297,20 @@ class PeContext {
   Coord coord() const { return pe_.coord; }
   // The cycle this task started (what CSL's <time> module's timestamp reads).
   Cycle now() const { return now_; }
+  // A variable at a byte offset of this PE's SRAM: the first T must lie inside it (an offset
+  // beyond it reached the next PE's SRAM in the arena, or past the wafer's). What the pointer is
+  // indexed with after that is the program's own C++.
   template <class T>
-  T* at(uint32_t byte_offset) { return reinterpret_cast<T*>(pe_.sram.base() + byte_offset); }
+  T* at(uint32_t byte_offset) {
+    if (uint64_t(byte_offset) + sizeof(T) > pe_.sram.capacity()) at_beyond(byte_offset, sizeof(T));
+    return reinterpret_cast<T*>(pe_.sram.base() + byte_offset);
+  }
   template <class T>
   T* at(SramRef r) { return at<T>(r.offset); }
   uint32_t offset_of(const void* p) const { return uint32_t(static_cast<const uint8_t*>(p) - pe_.sram.base()); }
+  // A local or data task a task action or an op's completion names: bound by the program (a
+  // local one), on a colour the machine has (a data one). `what`: the action, for the message.
+  void check_task(const TaskRef& t, const char* what) const;
   Dsd mem(const float* p, uint32_t n, int32_t stride = 1) const { return mem1d(offset_of(p), n, stride); }
   Dsd mem(const _Float16* p, uint32_t n, int32_t stride = 1) const { return mem1d(offset_of(p), n, stride); }
 
@@ -398,11 +407,13 @@ class PeContext {
     op.t_dst = TD, op.t_a = TA, op.t_b = TB, op.t_s = TS, op.scalar = scalar;
     issue(op, o);
   }
-  // Whether memory DSD d's n elements lie in this PE's SRAM (issue() says why not).
-  // (Inlined: the kernels' per-weight ops come through here millions of times a step.)
+  // Whether memory DSD d's n elements lie in this PE's SRAM, each at a multiple of its size
+  // (issue() says why not). (Inlined: the kernels' per-weight ops come through here millions of
+  // times a step.)
   [[gnu::always_inline]] bool in_sram(const Dsd& d, uint32_t n, ElemType t) const {
     const int64_t first = d.offset, last = mem_elem_offset(d, n - 1, t);
-    return std::min(first, last) >= 0 && std::max(first, last) + elem_bytes(t) <= int64_t(pe_.sram.capacity());
+    return (d.offset & (elem_bytes(t) - 1)) == 0 && std::min(first, last) >= 0 &&
+           std::max(first, last) + elem_bytes(t) <= int64_t(pe_.sram.capacity());
   }
   // The counters of a memory op of n elements at SIMD width w that ran at once (as run_memory_op
   // keeps them): its cycles are the task's.
@@ -419,6 +430,7 @@ class PeContext {
   }
   void issue(DsdOp op, const OpOptions& o);
   void issue_item(int kind, TaskRef t);
+  [[noreturn]] void at_beyond(uint32_t byte_offset, size_t bytes) const;
 
   Pe& pe_;
   const MachineSpec& spec_;

@@ -388,6 +388,7 @@ void sixteen_behind_a_stream(PeContext& ctx) {  // 17 items: one too many
 
 template <LocalTask T>
 void expect_program_error(std::initializer_list<std::string> fragments, uint32_t microthreads = 8) {
+  SCOPED_TRACE(*(fragments.end() - 1));  // which case, when one fails
   MachineSpec s = test::wse2();
   s.microthreads = microthreads;
   Wafer wafer(s, {2, 1});
@@ -429,6 +430,58 @@ void stride_beyond_i8(PeContext& ctx) {
 }
 void activates_and_unblocks(PeContext& ctx) {
   ctx.fmovs(fabout(kC, 4), ctx.mem(row(ctx).buf, 4), {.async = true, .activate = TaskRef::local(0), .unblock = TaskRef::data(kC)});
+}
+
+void nothing_task(PeContext&) {}
+void nothing_data_task(PeContext&, Wavelet) {}
+
+// Found by a kernel-author audit: an op completing into a local task the program does not bind
+// called it through a null pointer (a segfault, sync or async, memory or fabric); block, unblock
+// and a data task's activate did nothing at all; a misaligned memory DSD ran on the model's byte
+// offsets; PeContext::at beyond the SRAM wrote into the next PE's.
+void completes_into_unbound_task(PeContext& ctx) { ctx.fmovs(ctx.mem(row(ctx).buf, 4), scalar_f32(1.0f), {.activate = TaskRef::local(9)}); }
+void async_completes_into_unbound_task(PeContext& ctx) {
+  ctx.fmovs(fabout(kC, 4), ctx.mem(row(ctx).buf, 4), {.async = true, .activate = TaskRef::local(9)});
+}
+void unblocks_unbound_task_on_completion(PeContext& ctx) {
+  ctx.fmovs(ctx.mem(row(ctx).buf, 4), scalar_f32(1.0f), {.unblock = TaskRef::local(3)});
+}
+void activates_a_data_task(PeContext& ctx) { ctx.fmovs(ctx.mem(row(ctx).buf, 4), scalar_f32(1.0f), {.activate = TaskRef::data(kC)}); }
+void blocks_unbound_task(PeContext& ctx) { ctx.block(TaskRef::local(31)); }
+void unblocks_colour_beyond_the_machine(PeContext& ctx) { ctx.unblock(TaskRef::data(30)); }
+void misaligned_fp32(PeContext& ctx) { ctx.fmovs(mem1d(2, 4), scalar_f32(1.0f)); }
+void misaligned_fp16(PeContext& ctx) { ctx.fmovh(mem1d(1, 4), mem1d(64, 4)); }
+void at_beyond_sram(PeContext& ctx) { *ctx.at<uint32_t>(49216u) = 12345u; }
+
+TEST(PeDsd, TaskReferencesAlignmentAndAtAreChecked) {
+  expect_program_error<completes_into_unbound_task>({"PE (0,0)", "'the_task'", "@fmovs", "activates local task 9 on completion", "binds 1"});
+  expect_program_error<async_completes_into_unbound_task>({"PE (0,0)", "'the_task'", "@fmovs", "activates local task 9 on completion"});
+  expect_program_error<unblocks_unbound_task_on_completion>({"PE (0,0)", "@fmovs", "unblocks local task 3 on completion"});
+  expect_program_error<activates_a_data_task>({"PE (0,0)", "@fmovs", "activates the data task of colour", "an op activates a local task"});
+  expect_program_error<blocks_unbound_task>({"PE (0,0)", "program 'bad'", "blocks local task 31, which its program does not have"});
+  expect_program_error<unblocks_colour_beyond_the_machine>({"PE (0,0)", "unblocks the data task of colour 30, beyond the 24 colours"});
+  expect_program_error<misaligned_fp32>({"PE (0,0)", "@fmovs", "byte offset 2 for fp32 elements", "multiples of 4 bytes"});
+  expect_program_error<misaligned_fp16>({"PE (0,0)", "@fmovh", "byte offset 1 for fp16 elements", "multiples of 2 bytes"});
+  expect_program_error<at_beyond_sram>({"PE (0,0)", "4 bytes at SRAM offset 49216 (PeContext::at)", "beyond the PE's 49152 bytes"});
+}
+
+// What a program binds is checked when the wafer is finalized: a start task it does not bind
+// (called through a null pointer at cycle 0), a data task or a blocked colour beyond the machine's.
+TEST(PeDsd, AStartTaskOrColourTheProgramCannotHaveIsRefusedAtFinalize) {
+  for (int kase = 0; kase < 3; ++kase) {
+    Wafer wafer(test::wse2(), {1, 1});
+    Program p;
+    p.name = "prog";
+    p.local(nothing_task, "t");
+    if (kase == 0) p.start_task = 7;
+    if (kase == 1) p.on(30, nothing_data_task, "d");
+    if (kase == 2) p.block(29);
+    wafer.load({0, 0}, &p);
+    const std::vector<std::string> want[] = {{"PE (0,0)", "start task is local task 7", "binds 1"},
+                                             {"PE (0,0)", "binds a data task to colour 30", "24 colours of a wse2 PE"},
+                                             {"PE (0,0)", "blocks colour 29", "24 colours"}};
+    test::expect_error<PeError>([&] { wafer.finalize(1); }, std::initializer_list<std::string>{want[kase][0], want[kase][1], want[kase][2]});
+  }
 }
 
 TEST(PeDsd, BadProgramsGetClearErrorsNamingThePeTaskAndOp) {
