@@ -675,14 +675,8 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
   if (op.opts.activate.kind == TaskRef::Data)
     bad("activates the data task of colour " + std::to_string(op.opts.activate.id) +
         " on completion: an op activates a local task (a data task runs when its wavelets arrive)");
-  for (const TaskRef* t : {&op.opts.activate, &op.opts.unblock})
-    if (t->kind == TaskRef::Local && t->id >= (pe.program ? pe.program->local_tasks.size() : 0))
-      bad(std::string(t == &op.opts.activate ? "activates" : "unblocks") + " local task " + std::to_string(t->id) +
-          " on completion, which its program does not have (it binds " +
-          std::to_string(pe.program ? pe.program->local_tasks.size() : 0) + ")");
-    else if (t->kind == TaskRef::Data && t->id >= spec_.colours)
-      bad("unblocks the data task of colour " + std::to_string(t->id) + " on completion, beyond the " + std::to_string(spec_.colours) +
-          " colours of a " + spec_.name + " PE");
+  if (std::string e = task_problem(op.opts.activate, "activates", " on completion"); !e.empty()) bad(e);
+  if (std::string e = task_problem(op.opts.unblock, "unblocks", " on completion"); !e.empty()) bad(e);
   op.length = n;
   if (n == 0) return;
   bool fabric = false;
@@ -758,13 +752,19 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
   ++pe.fifo_count_;
 }
 
-void PeContext::check_task(const TaskRef& t, const char* what) const {
-  if (t.kind == TaskRef::Local && (!pe_.program || t.id >= pe_.program->local_tasks.size()))
-    pe_.fail(nullptr, std::string(what) + " local task " + std::to_string(t.id) + ", which its program does not have (it binds " +
-                          std::to_string(pe_.program ? pe_.program->local_tasks.size() : 0) + ")");
+std::string PeContext::task_problem(const TaskRef& t, const char* what, const char* when) const {
+  const size_t bound = pe_.program ? pe_.program->local_tasks.size() : 0;
+  if (t.kind == TaskRef::Local && t.id >= bound)
+    return std::string(what) + " local task " + std::to_string(t.id) + when + ", which its program does not have (it binds " +
+           std::to_string(bound) + ")";
   if (t.kind == TaskRef::Data && t.id >= spec_.colours)
-    pe_.fail(nullptr, std::string(what) + " the data task of colour " + std::to_string(t.id) + ", beyond the " +
-                          std::to_string(spec_.colours) + " colours of a " + spec_.name + " PE");
+    return std::string(what) + " the data task of colour " + std::to_string(t.id) + when + ", beyond the " +
+           std::to_string(spec_.colours) + " colours of a " + spec_.name + " PE";
+  return {};
+}
+
+void PeContext::check_task(const TaskRef& t, const char* what) const {
+  if (std::string e = task_problem(t, what, ""); !e.empty()) pe_.fail(nullptr, e);
 }
 
 void PeContext::at_beyond(uint32_t byte_offset, size_t bytes) const {

@@ -315,6 +315,9 @@ class PeContext {
   // A local or data task a task action or an op's completion names: bound by the program (a
   // local one), on a colour the machine has (a data one). `what`: the action, for the message.
   void check_task(const TaskRef& t, const char* what) const;
+  // What is wrong with such a reference ("" if nothing): `what` the action, `when` after the
+  // task's name (" on completion" for an op's).
+  std::string task_problem(const TaskRef& t, const char* what, const char* when) const;
   Dsd mem(const float* p, uint32_t n, int32_t stride = 1) const { return mem1d(offset_of(p), n, stride); }
   Dsd mem(const _Float16* p, uint32_t n, int32_t stride = 1) const { return mem1d(offset_of(p), n, stride); }
 

@@ -21,7 +21,7 @@ uint16_t NameTable::intern(std::string_view name) {
 SramRef Sram::allocate(Coord pe, const NameTable& names, uint16_t name, uint32_t bytes) {
   if (find(name))
     throw PeError("PE " + to_string(pe) + ": SRAM buffer '" + names.name(name) + "' is already allocated");
-  const uint32_t size = (bytes + 7) & ~7u;
+  const auto size = uint32_t(placed(bytes));
   uint32_t at = 0;
   size_t pos = 0;
   for (; pos < allocs_.size(); ++pos) {

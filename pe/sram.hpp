@@ -37,6 +37,9 @@ class Sram {
 
   // First fit, 8-byte aligned. Throws PeError naming the PE, the buffer and the sizes.
   SramRef allocate(Coord pe, const NameTable& names, uint16_t name, uint32_t bytes);
+  // The bytes a buffer of `bytes` takes once placed: rounded up to 8 (what a kernel adds up to
+  // say, before placing anything, whether its buffers fit).
+  static uint64_t placed(uint64_t bytes) { return (bytes + 7) & ~uint64_t(7); }
   void free(uint16_t name);
   const SramAllocation* find(uint16_t name) const;
 

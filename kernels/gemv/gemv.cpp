@@ -38,9 +38,6 @@ void compute(PeContext& ctx) {
   else ctx.fadds(fabout(v.psum_out, v.m), y, fabin(v.psum_in, v.m));
 }
 
-// A buffer's bytes as SRAM places it (Sram::allocate: 8-byte aligned, first fit).
-uint64_t placed(uint64_t bytes) { return (bytes + 7) & ~uint64_t(7); }
-
 float unit(uint64_t seed, uint64_t stream, uint64_t i) {
   uint64_t h = splitmix64(splitmix64(seed ^ (stream << 56)) + i);
   return float(int64_t(h >> 40) - (int64_t(1) << 23)) / float(1 << 23);
@@ -75,7 +72,7 @@ GemvKernel::GemvKernel(Wafer& wafer, const GemvProblem& prob, uint32_t grid_widt
   // here in the config's terms, where the placement below would name only a buffer of one PE.
   {
     const uint64_t mr = (uint64_t(prob.rows) + p_ - 1) / p_, nc = (uint64_t(prob.cols) + q_ - 1) / q_;
-    const uint64_t need = placed(sizeof(GemvVars)) + placed(mr * nc * 4) + placed(mr * 4) + placed(nc * 4);
+    const uint64_t need = Sram::placed(sizeof(GemvVars)) + Sram::placed(mr * nc * 4) + Sram::placed(mr * 4) + Sram::placed(nc * 4);
     const uint64_t sram = wafer.spec().sram_bytes_per_pe;
     if (need > sram)
       throw ConfigError("fields 'gemv.rows' and 'gemv.cols': a " + std::to_string(prob.rows) + " x " + std::to_string(prob.cols) +

@@ -11,9 +11,6 @@ namespace wse {
 
 namespace {
 
-// A buffer's bytes as SRAM places it: rounded up to 8 (Sram::allocate).
-uint64_t placed(uint64_t bytes) { return (bytes + 7) & ~uint64_t(7); }
-
 // The program's variables, at SRAM offset 0 of every PE of the row.
 struct ReduceVars {
   uint32_t data;        // byte offset of the N values
@@ -74,7 +71,7 @@ ReduceKernel::ReduceKernel(Wafer& wafer, const ReduceConfig& cfg) : wafer_(wafer
   const uint64_t sram = wafer.spec().sram_bytes_per_pe;
   if (cfg.elements > max_elements(sram))
     throw ConfigError("field 'reduce.elements': " + std::to_string(cfg.elements) + " fp32 values per PE and the kernel's " +
-                      std::to_string(placed(sizeof(ReduceVars))) + " bytes of its own do not fit " + std::to_string(sram) +
+                      std::to_string(Sram::placed(sizeof(ReduceVars))) + " bytes of its own do not fit " + std::to_string(sram) +
                       " bytes of SRAM (at most " + std::to_string(max_elements(sram)) + " on this machine)");
 
   program_.name = std::string("reduce_") + cfg.algorithm;
@@ -139,7 +136,7 @@ bool ReduceKernel::finished() const {
 uint32_t ReduceKernel::max_elements(uint64_t sram_bytes) {
   // The two buffers as SRAM places them, each rounded up to 8 bytes (Sram::allocate): its own
   // variables, then the values.
-  const uint64_t own = placed(sizeof(ReduceVars));
+  const uint64_t own = Sram::placed(sizeof(ReduceVars));
   return uint32_t(sram_bytes > own ? (sram_bytes - own) / 8 * 2 : 0);
 }
 
