@@ -135,7 +135,7 @@ int run_baseline(const RunConfig& cfg, const std::filesystem::path& out_dir, boo
     throw ConfigError("config " + cfg.source.string() + ": field 'training.resume_from': wse baseline trains from the config's " +
                       "initial weights, not from a checkpoint (it would not be the run it claims to match); remove the field for the baseline");
   check_baseline_memory(cfg);  // before anything big is built
-  OutputDir out(out_dir, {"--out", overwrite, false, command});
+  OutputDir out(out_dir, {"--out", overwrite, false, command, {{cfg.source, "the config this run reads"}}});
   Dataset train = load_idx_dataset(tc.data_dir, "train", tc.train_samples, "config " + cfg.source.string() + ": field 'data.train_samples'");
   Dataset test = tc.eval_samples ? load_idx_dataset(tc.data_dir, "t10k", tc.eval_samples, "config " + cfg.source.string() + ": field 'data.eval_samples'") : Dataset{};
   const uint32_t per_epoch = BatchOrder(train.count, tc.batch_size, tc.shuffle, tc.memoryx.seed).steps_per_epoch();

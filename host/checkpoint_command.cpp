@@ -1,7 +1,12 @@
 #include "host/checkpoint_command.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "io/output_file.hpp"
 
@@ -24,8 +29,62 @@ uint64_t finalize_checkpoint(Checkpoint& ckpt) {
   return replaced;
 }
 
+// The folder --output goes into, made (with its missing parents) and proved writable before the
+// work, and taken away again if the command fails before it writes: a name ending in '/', a
+// read-only folder or a full disk was found only after the whole checkpoint was read and
+// converted, and left the folders it had made.
+struct OutputFolder {
+  std::vector<std::filesystem::path> created;  // outermost first
+  bool written = false;
+
+  explicit OutputFolder(const std::filesystem::path& output) {
+    const std::string name = output.filename().string();
+    if (name.empty() || name == "." || name == "..")
+      throw OutputError("--output " + output.string() + ": not a file name; name the file to write, e.g. " +
+                        (output / "dense.safetensors").lexically_normal().string());
+    check_replaceable(output, "--output");
+    const std::filesystem::path dir = output.parent_path().empty() ? std::filesystem::path(".") : output.parent_path();
+    std::error_code ec;
+    std::vector<std::filesystem::path> missing;
+    for (std::filesystem::path p = dir; !p.empty() && !std::filesystem::exists(std::filesystem::symlink_status(p, ec)); p = p.parent_path()) {
+      missing.insert(missing.begin(), p);
+      if (p == p.parent_path()) break;
+    }
+    for (const std::filesystem::path& p : missing) {
+      if (!std::filesystem::create_directory(p, ec) && ec) {
+        const int err = ec.value();
+        undo();
+        throw_output_error("--output", output, "create its folder " + p.string(), err);
+      }
+      created.push_back(p);
+    }
+    if (!std::filesystem::is_directory(dir, ec)) {
+      undo();
+      throw OutputError("--output " + output.string() + ": " + dir.string() + " is not a folder");
+    }
+    const std::filesystem::path probe = dir / (".wse-probe-" + std::to_string(::getpid()));
+    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      const int err = errno;
+      undo();
+      throw_output_error("--output", output, "write in " + dir.string(), err);
+    }
+    ::close(fd);
+    ::unlink(probe.c_str());
+  }
+  void undo() {
+    std::error_code ec;
+    for (auto it = created.rbegin(); it != created.rend(); ++it)
+      if (!std::filesystem::remove(*it, ec)) break;
+    created.clear();
+  }
+  ~OutputFolder() {
+    if (!written) undo();
+  }
+};
+
 int finalize_checkpoint_command(const std::filesystem::path& input, const std::filesystem::path& output) {
-  check_replaceable(output, "--output");  // before the work
+  OutputFolder folder(output);  // before the work
   Checkpoint ckpt = read_safetensors(input);
   std::printf("wse: finalizing %s (%zu tensors)\n", input.string().c_str(), ckpt.tensors.size());
   uint64_t total = 0;
@@ -35,12 +94,8 @@ int finalize_checkpoint_command(const std::filesystem::path& input, const std::f
     total += n;
   }
   if (!total) std::printf("  no NaN sentinels: %s is already dense\n", input.string().c_str());
-  if (!output.parent_path().empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(output.parent_path(), ec);
-    if (ec) throw_output_error("--output", output.parent_path(), "create it", ec.value());
-  }
   write_safetensors(output, ckpt);  // atomically: --output may equal --input
+  folder.written = true;
   std::printf("  wrote %s\n", output.string().c_str());
   return 0;
 }

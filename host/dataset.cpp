@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "io/input_file.hpp"
 #include "io/memory_limit.hpp"
 
 namespace wse {
@@ -18,7 +19,10 @@ constexpr uint32_t kMaxFeatures = 1u << 24;  // 4096 x 4096 pixels: far beyond a
 
 std::filesystem::path find(const std::filesystem::path& dir, const std::string& name) {
   for (const std::string& candidate : {name, name + ".gz"})
-    if (std::filesystem::exists(dir / candidate)) return dir / candidate;
+    if (std::filesystem::exists(dir / candidate)) {
+      check_regular_input(dir / candidate, "dataset file " + (dir / candidate).string());  // a FIFO there blocked gzopen for ever
+      return dir / candidate;
+    }
   throw UsageError("dataset file " + (dir / name).string() + "[.gz] not found (Debian: apt-get install dataset-fashion-mnist)");
 }
 

@@ -53,7 +53,7 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
                 cfg.kernel.c_str(), cfg.mesh.width, cfg.mesh.height, peak, cfg.machine.sram_bytes_per_pe);
     return 0;
   }
-  wse::OutputDir out(out_dir, {"--out", modes.overwrite, false, modes.command});  // writable, and this run's own
+  wse::OutputDir out(out_dir, {"--out", modes.overwrite, false, modes.command, {{cfg.source, "the config this run reads"}}});  // writable, and this run's own
   const bool tty = isatty(STDOUT_FILENO);
   wse::ProgressFn progress = progress_line(tty);
   const std::string what = cfg.kernel_config->describe();

@@ -95,7 +95,9 @@ struct TraceOutput {
   void start(const TraceOptions& opt, OutputDir& out, ActivityRecorder& rec) {
     const MeshShape shape = rec.wafer().shape();
     pes = opt.rect.value_or(TileRect{0, 0, shape.width, shape.height});  // run_trace checked --pes against the mesh
-    file = out.entry(opt.format == "json" ? "trace.json" : "trace.pftrace");
+    // Streamed while the run may still fail (run.max_cycles): claimed only in finish_trace, so a
+    // failed --overwrite run leaves the earlier output untouched, as every other command does.
+    file = out.pending(opt.format == "json" ? "trace.json" : "trace.pftrace");
     if (opt.format == "json") sink = std::make_unique<JsonTraceWriter>(file);
     else sink = std::make_unique<PftraceWriter>(file);
     LayerTraceOptions lo{opt.detail, pes, opt.from, opt.to, opt.colours, opt.flows};
@@ -108,6 +110,7 @@ struct TraceOutput {
 // Writes the dump, finishes the trace and writes the report of one recorded run.
 void finish_trace(TraceResult& r, const TraceOptions& opt, OutputDir& out, ActivityRecorder& rec, TraceOutput& t,
                   const std::string& layer) {
+  out.entry(t.file.filename().string());  // the run succeeded: claim the directory before the trace is committed
   r.dump_file = out.entry("activity.wsad");
   rec.write(r.dump_file);
   r.dump_bytes = rec.dump().size();
@@ -188,7 +191,7 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt, 
                      std::to_string(tc.layers.size() - 1));
   IdxInfo data_info = inspect_idx_dataset(tc.data_dir, "train");  // before any work
   if (data_info.count < tc.batch_size) throw UsageError("dataset in " + tc.data_dir.string() + " holds fewer samples than one batch");
-  OutputDir out(opt.out, {"--out", opt.overwrite, false, opt.command});
+  OutputDir out(opt.out, {"--out", opt.overwrite, false, opt.command, {{cfg.source, "the config this run reads"}}});
   ClusterConfig cc = cluster_config(cfg);
   cc.detail = {};  // the traced step runs cycle by cycle, whatever training.detail says
   Cluster trainer(cc, opt.threads);
@@ -269,7 +272,7 @@ TraceResult run_trace(const TraceOptions& asked) {
   if (opt.pass == "bwd")
     throw UsageError("--pass bwd: kernel '" + cfg.kernel + "' in " + cfg.source.string() + " has no backward pass");
 
-  OutputDir out(opt.out, {"--out", opt.overwrite, false, opt.command});
+  OutputDir out(opt.out, {"--out", opt.overwrite, false, opt.command, {{cfg.source, "the config this run reads"}}});
   Wafer wafer(cfg.machine, cfg.mesh);
   std::unique_ptr<PlacedKernel> kernel = kind.place(wafer, *cfg.kernel_config);
   choice = fit_to_kernel(choice, wafer);

@@ -45,7 +45,7 @@ struct CheckpointDir {
   fs::path save(Cluster& t, uint64_t step) {
     const std::string name = "step_" + std::to_string(step) + ".safetensors";
     if (dir.empty()) dir = own ? own->path() : out->subdir("checkpoints");
-    const fs::path path = own ? own->entry(name) : dir / name;
+    const fs::path path = own ? own->entry(name) : out->entry_in("checkpoints", name);
     t.memoryx().write_checkpoint(path);  // atomically: to a temporary, then renamed
     std::printf("  checkpoint %s\n", path.string().c_str());
     std::fflush(stdout);
@@ -242,12 +242,17 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
 
   // Where the output goes, checked before any work (--validate_only writes nothing).
   std::optional<OutputDir> out, own_ckpt;
+  bool ckpt_in_out = false;
   if (!modes.validate_only) {
     if (modes.overwrite && !tc.resume_from.empty() && path_inside(tc.resume_from, out_dir) && fs::exists(out_dir / OutputDir::kMarker))
       throw UsageError("--overwrite " + out_dir.string() + " would remove " + tc.resume_from.string() +
                        ", the checkpoint this run starts from; choose another --out");
-    out.emplace(out_dir, OutputDirOptions{"--out", modes.overwrite, false, modes.command});
-    if (!modes.compile_only && !tc.checkpoint_dir.empty()) {
+    out.emplace(out_dir, OutputDirOptions{"--out", modes.overwrite, false, modes.command, {{cfg.source, "the config this run reads"}}});
+    // training.checkpoint_dir naming the --out directory itself: the checkpoints are entries of
+    // --out's own record (a second record of the same folder overwrote the first, and its
+    // --overwrite then removed the checkpoint this run had just written).
+    ckpt_in_out = !tc.checkpoint_dir.empty() && path_inside(tc.checkpoint_dir, out_dir) && path_inside(out_dir, tc.checkpoint_dir);
+    if (!modes.compile_only && !tc.checkpoint_dir.empty() && !ckpt_in_out) {
       // A resumed run continues the run whose checkpoints are there; any other run needs it to itself.
       const bool same_run = resume.on && path_inside(modes.resume.parent_path(), tc.checkpoint_dir) &&
                             path_inside(tc.checkpoint_dir, modes.resume.parent_path());
@@ -256,7 +261,8 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
           fs::exists(tc.checkpoint_dir / OutputDir::kMarker))
         throw UsageError("--overwrite " + tc.checkpoint_dir.string() + " (training.checkpoint_dir) would remove " + tc.resume_from.string() +
                          ", the checkpoint this run starts from; choose another training.checkpoint_dir, or --resume it to finish its run");
-      own_ckpt.emplace(tc.checkpoint_dir, OutputDirOptions{"training.checkpoint_dir", modes.overwrite, same_run, modes.command});
+      own_ckpt.emplace(tc.checkpoint_dir, OutputDirOptions{"training.checkpoint_dir", modes.overwrite, same_run, modes.command,
+                                                           {{cfg.source, "the config this run reads"}}});
     }
   }
   // The data's headers and lengths too, before MemoryX and the wafers are built.
@@ -328,7 +334,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
         for (size_t c = 0; c < streams.size(); ++c) {
           char name[64];
           std::snprintf(name, sizeof name, "fc%zu_%s_col%02zu.wsws", l + 1, pass == StreamPass::Forward ? "fwd" : "bwd", c);
-          write_file_atomic(dir / name, std::string_view(reinterpret_cast<const char*>(streams[c]->data()), streams[c]->size()),
+          write_file_atomic(out->entry_in("streams", name), std::string_view(reinterpret_cast<const char*>(streams[c]->data()), streams[c]->size()),
                             "weight stream");
           ++files;
         }
@@ -361,7 +367,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   trainer.memoryx().set_run_metadata({{kRunEndStep, std::to_string(end)},
                                       {kRunBatchSize, std::to_string(tc.batch_size)},
                                       {kRunTrainSamples, std::to_string(train.count)}});
-  CheckpointDir ckpt{own_ckpt ? &*own_ckpt : nullptr, &*out, {}};
+  CheckpointDir ckpt{own_ckpt ? &*own_ckpt : ckpt_in_out ? &*out : nullptr, &*out, {}};
   if (resume.on)
     std::printf("  resuming the run of %s: steps %llu to %llu\n", modes.resume.c_str(), (unsigned long long)first + 1,
                 (unsigned long long)end);

@@ -8,6 +8,7 @@
 #include "core/errors.hpp"
 #include "host/progress.hpp"
 #include "io/output_dir.hpp"
+#include "io/output_file.hpp"
 #include <optional>
 
 #include "tools/dump_view.hpp"
@@ -56,6 +57,9 @@ int viz_command(const std::filesystem::path& dump, const OutputDirOptions& out_o
   viz::VizResult r;
   try {
     r = viz::write_viz(view, out_dir, opt);
+  } catch (const OutputError&) {  // a picture that cannot be written is the output's fault, not the dump's
+    if (tty) std::fprintf(stderr, "\r\033[K");
+    throw;
   } catch (const UsageError& e) {
     if (tty) std::fprintf(stderr, "\r\033[K");
     throw UsageError("dump " + dump.string() + ": " + e.what());

@@ -9,13 +9,18 @@
 
 namespace wse {
 
-std::vector<uint8_t> read_input_file(const std::filesystem::path& path, const std::string& what, uint64_t max_bytes) {
-  const std::string where = what + " " + path.string();
+void check_regular_input(const std::filesystem::path& path, const std::string& where) {
   std::error_code ec;
   const auto st = std::filesystem::status(path, ec);
   if (!std::filesystem::exists(st)) throw UsageError(where + ": file not found");
   if (std::filesystem::is_directory(st)) throw UsageError(where + ": not a regular file (a directory); name a file");
   if (!std::filesystem::is_regular_file(st)) throw UsageError(where + ": not a regular file (a device, pipe or socket)");
+}
+
+std::vector<uint8_t> read_input_file(const std::filesystem::path& path, const std::string& what, uint64_t max_bytes) {
+  const std::string where = what + " " + path.string();
+  check_regular_input(path, where);
+  std::error_code ec;
   const uint64_t size = std::filesystem::file_size(path, ec);
   if (ec) throw UsageError(where + ": cannot read its size: " + ec.message());
   if (size > max_bytes)

@@ -9,6 +9,10 @@
 
 namespace wse {
 
+// Throws UsageError "<where>: ..." unless `path` is an existing regular file (a FIFO in place of
+// an input blocked its reader for ever; a directory read as a damaged file).
+void check_regular_input(const std::filesystem::path& path, const std::string& where);
+
 // Throws UsageError "<what> <path>: ..." naming the reason.
 std::vector<uint8_t> read_input_file(const std::filesystem::path& path, const std::string& what, uint64_t max_bytes);
 

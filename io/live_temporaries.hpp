@@ -4,11 +4,11 @@
 // left a hidden ".NAME.tmp-PID-N" beside every file being written (a trace of a long layer is
 // written for minutes). With remove_on_fatal_signals() installed, such a signal removes every
 // live temporary and then ends the process as the signal's default action would (same exit
-// status, 128 + signal). Only lock-free atomics and unlink(2) run in the handler.
+// status, 128 + signal). Only lock-free atomics and unlinkat(2) run in the handler.
 namespace wse {
 
-// A slot for `path` (-1 when all are taken or the path is too long: then it is simply not removed
-// by a signal, as before). release_temporary(-1) does nothing.
+// A slot for `path`, any length (-1 when all 64 are taken, or its folder cannot be opened: then it
+// is simply not removed by a signal). release_temporary(-1) does nothing.
 int register_temporary(const char* path);
 void release_temporary(int slot);
 

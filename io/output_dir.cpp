@@ -24,6 +24,13 @@ bool plain_name(const std::string& n) {
          n.find('\0') == std::string::npos;
 }
 
+// A line of DIR/.wse-run: a plain name, or "folder/name" for a file inside one of the run's folders.
+bool record_line(const std::string& n) {
+  const size_t slash = n.find('/');
+  if (slash == std::string::npos) return plain_name(n);
+  return plain_name(n.substr(0, slash)) && plain_name(n.substr(slash + 1));
+}
+
 std::string list(const std::vector<std::string>& names, size_t max = 4) {
   std::string s;
   for (size_t i = 0; i < names.size() && i < max; ++i) s += (i ? ", " : "") + names[i];
@@ -64,6 +71,26 @@ void remove_stale_temporaries(const fs::path& dir, const std::vector<std::string
     }
 }
 
+// The same for record lines: those of DIR itself, and those of each recorded folder in it.
+void remove_stale_temporaries_of(const fs::path& dir, const std::vector<std::string>& lines, const std::string& what) {
+  std::vector<std::string> top;
+  std::vector<std::pair<std::string, std::vector<std::string>>> folders;
+  for (const std::string& l : lines) {
+    const size_t slash = l.find('/');
+    if (slash == std::string::npos) {
+      top.push_back(l);
+      continue;
+    }
+    const std::string folder = l.substr(0, slash);
+    auto it = std::find_if(folders.begin(), folders.end(), [&](const auto& f) { return f.first == folder; });
+    if (it == folders.end()) it = folders.insert(folders.end(), {folder, {}});
+    it->second.push_back(l.substr(slash + 1));
+  }
+  remove_stale_temporaries(dir, top, what);
+  for (const auto& [folder, names] : folders)
+    if (fs::is_directory(fs::symlink_status(dir / folder))) remove_stale_temporaries(dir / folder, names, what);
+}
+
 }  // namespace
 
 bool path_inside(const fs::path& path, const fs::path& dir) {
@@ -76,7 +103,7 @@ std::vector<std::string> OutputDir::recorded(const fs::path& dir) {
   std::vector<std::string> out;
   std::ifstream in(dir / kMarker);
   for (std::string line; std::getline(in, line);)
-    if (!line.empty() && line[0] != '#' && plain_name(line)) out.push_back(line);
+    if (!line.empty() && line[0] != '#' && record_line(line)) out.push_back(line);
   return out;
 }
 
@@ -87,6 +114,9 @@ OutputDir::OutputDir(fs::path dir, OutputDirOptions options) : dir_(std::move(di
   const fs::file_status st = fs::status(dir_, ec);
   if (fs::exists(st) && !fs::is_directory(st))
     throw OutputError(what + " " + dir_.string() + ": exists and is not a directory; name a directory for the output");
+  if (!fs::exists(st) && fs::is_symlink(fs::symlink_status(dir_, ec)))
+    throw OutputError(what + " " + dir_.string() + ": a symbolic link to " + fs::read_symlink(dir_, ec).string() +
+                      ", which does not exist; create that directory, or name another");
   if (!fs::exists(st)) {
     // Remember what we create, outermost first, to take it away again if nothing is written.
     std::vector<fs::path> missing;
@@ -116,7 +146,9 @@ OutputDir::OutputDir(fs::path dir, OutputDirOptions options) : dir_(std::move(di
   ::close(fd);
   ::unlink(probe.c_str());
 
-  const std::vector<std::string> present = contents(dir_, what);
+  std::vector<std::string> present = contents(dir_, what);
+  // A record with nothing beside it (a run stopped before its first file) is no output to keep apart.
+  present.erase(std::remove(present.begin(), present.end(), std::string(kMarker)), present.end());
   if (present.empty() || opt_.continue_run) return;
   if (!opt_.overwrite)
     throw OutputError(what + " " + dir_.string() + " is not empty (it holds " + list(present) +
@@ -126,9 +158,10 @@ OutputDir::OutputDir(fs::path dir, OutputDirOptions options) : dir_(std::move(di
     throw OutputError(what + " " + dir_.string() + " holds files no wse run recorded (" + list(present) + "; no " +
                       std::string(kMarker) + " in it), and --overwrite deletes only what wse wrote. Empty it yourself, or "
                       "choose a new directory");
+  // Only recorded files go (a recorded folder only when nothing else is left in it).
   for (const std::string& name : recorded(dir_))
     for (const auto& [input, called] : opt_.reads)
-      if (path_inside(input, dir_ / name))
+      if (!fs::is_directory(fs::symlink_status(dir_ / name)) && path_inside(input, dir_ / name))
         throw OutputError(opt_.flag + " " + dir_.string() + " with --overwrite would remove " + input.string() + ", " + called +
                           "; choose another " + opt_.flag);
 }
@@ -145,17 +178,29 @@ void OutputDir::claim() {
   claimed_ = true;
   if (opt_.continue_run) {
     entries_ = recorded(dir_);
-    remove_stale_temporaries(dir_, entries_, opt_.flag);
+    remove_stale_temporaries_of(dir_, entries_, opt_.flag);
   } else if (opt_.overwrite) {
     const std::vector<std::string> previous = recorded(dir_);
-    for (const std::string& name : previous) {
+    auto remove = [&](const fs::path& p) {
       std::error_code ec;
-      fs::remove_all(dir_ / name, ec);
-      if (ec) throw_output_error(opt_.flag, dir_ / name, "remove it (--overwrite)", ec.value());
-    }
-    remove_stale_temporaries(dir_, previous, opt_.flag);
-    std::vector<std::string> left = contents(dir_, opt_.flag);
-    left.erase(std::remove(left.begin(), left.end(), std::string(kMarker)), left.end());
+      fs::remove(p, ec);  // a file, a symlink, or an empty folder; gone already is fine
+      if (ec && ec != std::errc::directory_not_empty && ec.value() != EEXIST) throw_output_error(opt_.flag, p, "remove it (--overwrite)", ec.value());
+    };
+    // The files first, those inside the run's folders too, then each folder if nothing else is in it.
+    remove_stale_temporaries_of(dir_, previous, opt_.flag);
+    for (const std::string& line : previous)
+      if (!fs::is_directory(fs::symlink_status(dir_ / line))) remove(dir_ / line);
+    std::vector<std::string> left;
+    for (const std::string& line : previous)
+      if (fs::is_directory(fs::symlink_status(dir_ / line))) {
+        remove(dir_ / line);
+        if (fs::exists(fs::symlink_status(dir_ / line)))
+          for (const std::string& f : contents(dir_ / line, opt_.flag)) left.push_back(line + "/" + f);
+      }
+    for (const std::string& f : contents(dir_, opt_.flag))
+      if (f != kMarker && std::find(previous.begin(), previous.end(), f.substr(0, f.size() - (f.back() == '/'))) == previous.end())
+        left.push_back(f);
+    std::sort(left.begin(), left.end());
     if (!left.empty())
       std::fprintf(stderr, "wse: note: %s %s also holds %s, which its previous run did not write; left as is\n",
                    opt_.flag.c_str(), dir_.string().c_str(), list(left).c_str());
@@ -187,6 +232,36 @@ fs::path OutputDir::subdir(const std::string& name) {
   if (ec) throw_output_error(opt_.flag, p, "create it", ec.value());
   if (!fs::is_directory(p)) throw OutputError(opt_.flag + " " + p.string() + ": exists and is not a directory");
   return p;
+}
+
+fs::path OutputDir::entry_in(const std::string& folder, const std::string& name) {
+  if (!plain_name(name) || std::find(entries_.begin(), entries_.end(), folder) == entries_.end())
+    throw std::logic_error("OutputDir::entry_in: '" + folder + "/" + name + "' is not a file in a folder of this run");
+  const std::string line = folder + "/" + name;
+  if (std::find(entries_.begin(), entries_.end(), line) == entries_.end()) {
+    entries_.push_back(line);
+    append_record(line);
+  }
+  return dir_ / folder / name;
+}
+
+fs::path OutputDir::pending(const std::string& name) const {
+  if (!plain_name(name)) throw std::logic_error("OutputDir::pending: '" + name + "' is not a plain name");
+  return dir_ / name;
+}
+
+// One line added in place (a folder may get thousands of files, the frames of a viz: rewriting
+// the whole record for each would be quadratic). A line is far shorter than PIPE_BUF, so one
+// write(2) with O_APPEND lands whole.
+void OutputDir::append_record(const std::string& line) {
+  const fs::path p = dir_ / kMarker;
+  const int fd = ::open(p.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) throw_output_error("output record", p, "open it", errno);
+  const std::string text = line + "\n";
+  const ssize_t n = ::write(fd, text.data(), text.size());
+  const int err = errno;
+  ::close(fd);
+  if (n != ssize_t(text.size())) throw_output_error("output record", p, "write it", n < 0 ? err : ENOSPC);
 }
 
 }  // namespace wse

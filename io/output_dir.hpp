@@ -2,9 +2,10 @@
 // The directory a command writes its files into (`--out DIR`, `training.checkpoint_dir`), checked
 // before any work so that a run never trains for an hour and then finds it cannot write. It keeps
 // runs apart: a directory that is not empty is refused, unless the user passes --overwrite and
-// the directory is one a previous wse run recorded (DIR/.wse-run lists what that run wrote);
-// then exactly those entries are removed, and only when the new run writes its first file, so a
-// run that fails before writing anything leaves the earlier output untouched.
+// the directory is one a previous wse run recorded (DIR/.wse-run lists what that run wrote, the
+// files inside its folders one by one); then exactly those files go, and a folder of that run only
+// if nothing else is left in it, and only when the new run writes its first file, so a run that
+// fails before writing anything leaves the earlier output untouched.
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -45,6 +46,14 @@ class OutputDir {
   std::filesystem::path entry(const std::string& name);
   // entry(name), created as a directory.
   std::filesystem::path subdir(const std::string& name);
+  // The path of file `name` inside this run's folder `folder` (made by subdir()), recorded as
+  // "folder/name": --overwrite removes exactly the files a run recorded there, never a file the
+  // user put beside them.
+  std::filesystem::path entry_in(const std::string& folder, const std::string& name);
+  // The path `name` will have, without claiming the directory yet: for a file streamed while the
+  // run may still fail (a trace), whose entry(name) is taken only once the run has succeeded,
+  // before the file is committed, so that a failed run leaves the earlier output untouched.
+  std::filesystem::path pending(const std::string& name) const;
 
   // Entries DIR/.wse-run records (empty when there is no record).
   static std::vector<std::string> recorded(const std::filesystem::path& dir);
@@ -52,11 +61,12 @@ class OutputDir {
  private:
   void claim();
   void write_record();
+  void append_record(const std::string& line);
 
   std::filesystem::path dir_;
   OutputDirOptions opt_;
   std::vector<std::filesystem::path> created_;  // directories this made, outermost first
-  std::vector<std::string> entries_;            // recorded, in the order first written
+  std::vector<std::string> entries_;            // recorded ("name" or "folder/name"), in the order first written
   bool claimed_ = false;
 };
 

@@ -85,9 +85,27 @@ TEST(OutputFile, ASignalThatEndsTheProcessTakesItsTemporariesWithIt) {
     EXPECT_EQ(slurp(d / "summary.txt"), "whole");      // a committed file is not a temporary
     fs::remove(d / "summary.txt");
   }
+  // A temporary whose path is 1,024 bytes or longer (a deep --out) was not registered, and stayed.
+  fs::path deep = d;
+  for (char c : {'a', 'b', 'c', 'd', 'e'}) deep /= std::string(240, c);
+  fs::create_directories(deep);
+  ASSERT_GT(deep.string().size(), 1200u);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    remove_on_fatal_signals();
+    OutputFile a(deep / "trace.pftrace", "trace");
+    a.write("half a trace");
+    ::raise(SIGTERM);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+  EXPECT_TRUE(names(deep).empty()) << names(deep).front();
   // Slots are given back: many more files than slots, one after another, all register.
   for (int i = 0; i < 200; ++i) {
-    const int slot = register_temporary("/nonexistent/x");
+    const int slot = register_temporary((d / "x").c_str());
     ASSERT_GE(slot, 0) << i;
     release_temporary(slot);
   }
@@ -138,7 +156,8 @@ TEST(OutputDir, ANonEmptyDirectoryIsRefusedUnlessOverwriteAndThenOnlyWhatWasReco
   {
     OutputDir first(d, {});
     write_file_atomic(first.entry("report.json"), "first", "report");
-    write_file_atomic(first.subdir("checkpoints") / "step_3.safetensors", "c3", "checkpoint");
+    first.subdir("checkpoints");
+    write_file_atomic(first.entry_in("checkpoints", "step_3.safetensors"), "c3", "checkpoint");
   }
   test::write_file(d / "notes.txt", "mine");  // the user's own file
   test::expect_error<OutputError>([&] { OutputDir second(d, {}); },
@@ -149,7 +168,7 @@ TEST(OutputDir, ANonEmptyDirectoryIsRefusedUnlessOverwriteAndThenOnlyWhatWasReco
     // Claimed only when the new run writes: until then the earlier output stands.
     EXPECT_TRUE(fs::exists(d / "checkpoints" / "step_3.safetensors"));
     write_file_atomic(second.entry("report.json"), "second", "report");
-    EXPECT_FALSE(fs::exists(d / "checkpoints"));  // the previous run's, recorded: removed
+    EXPECT_FALSE(fs::exists(d / "checkpoints"));  // the previous run's, recorded, and nothing else in it: removed
   }
   EXPECT_EQ(slurp(d / "report.json"), "second");
   EXPECT_EQ(slurp(d / "notes.txt"), "mine");  // not recorded by any run: left alone
@@ -186,6 +205,90 @@ TEST(OutputDir, OverwriteAndAContinuedRunRemoveTheTemporariesOfAKilledRun) {
     for (const auto& n : kept) EXPECT_TRUE(fs::exists(d / n)) << n << (overwrite ? " (--overwrite)" : " (continued)");
     EXPECT_EQ(slurp(d / "report.json"), "second");
   }
+}
+
+// A run's folder (checkpoints/, frames/) was recorded as one entry and removed whole by
+// --overwrite, with whatever the user had put in it, even the config being read. Now each file a
+// run writes there is recorded, exactly those go, and the folder only if nothing else is left.
+TEST(OutputDir, OverwriteRemovesOnlyTheFilesARunRecordedInItsFoldersAndAFolderOnlyIfEmptied) {
+  const fs::path d = test::fresh_dir(dir() / "folders");
+  {
+    OutputDir first(d, {});
+    first.subdir("checkpoints");
+    first.subdir("frames");
+    for (const char* n : {"step_3.safetensors", "step_6.safetensors"}) write_file_atomic(first.entry_in("checkpoints", n), n, "checkpoint");
+    write_file_atomic(first.entry_in("frames", "busy_0000.png"), "png", "frame");
+    write_file_atomic(first.entry("report.json"), "first", "report");
+  }
+  EXPECT_EQ(OutputDir::recorded(d), (std::vector<std::string>{"checkpoints", "frames", "checkpoints/step_3.safetensors",
+                                                              "checkpoints/step_6.safetensors", "frames/busy_0000.png", "report.json"}));
+  test::write_file(d / "checkpoints" / "notes.txt", "mine");
+  test::write_file(d / "checkpoints" / "my.yaml", "the config");
+  {
+    // What the new run reads is refused only if a recorded file holds it: my.yaml is not one.
+    OutputDir second(d, {"--out", true, false, "", {{d / "checkpoints" / "my.yaml", "the config this run reads"}}});
+    write_file_atomic(second.entry("report.json"), "second", "report");
+  }
+  EXPECT_EQ(names(d / "checkpoints"), (std::vector<std::string>{"my.yaml", "notes.txt"}));
+  EXPECT_FALSE(fs::exists(d / "frames"));  // emptied: removed
+  EXPECT_EQ(slurp(d / "checkpoints" / "notes.txt"), "mine");
+  EXPECT_EQ(OutputDir::recorded(d), std::vector<std::string>{"report.json"});
+  // A record naming a file a run wrote that this run reads: refused, nothing removed.
+  {
+    OutputDir third(d, {"--out", true, false, ""});
+    third.subdir("checkpoints");
+    write_file_atomic(third.entry_in("checkpoints", "step_9.safetensors"), "c9", "checkpoint");
+  }
+  test::expect_error<OutputError>(
+      [&] { OutputDir fourth(d, {"--out", true, false, "", {{d / "checkpoints" / "step_9.safetensors", "the checkpoint this run reads"}}}); },
+      {"would remove " + (d / "checkpoints" / "step_9.safetensors").string(), "the checkpoint this run reads"});
+  EXPECT_TRUE(fs::exists(d / "checkpoints" / "step_9.safetensors"));
+}
+
+// A folder whose only file is a record (a run stopped before its first output) is free: rerunning
+// the same command was refused as "not empty".
+TEST(OutputDir, AFolderHoldingOnlyARecordIsEmpty) {
+  const fs::path d = test::fresh_dir(dir() / "only_record");
+  fs::create_directories(d);
+  test::write_file(d / OutputDir::kMarker, "# wse: ...\nreport.json\n");
+  {
+    OutputDir out(d, {});
+    write_file_atomic(out.entry("trace.pftrace"), "t", "trace");
+  }
+  EXPECT_EQ(OutputDir::recorded(d), std::vector<std::string>{"trace.pftrace"});
+}
+
+// pending(): a file streamed while the run may still fail keeps the directory unclaimed, so the
+// earlier output stands until the run has succeeded and takes the entry.
+TEST(OutputDir, APendingFileLeavesTheEarlierOutputUntilItsEntryIsTaken) {
+  const fs::path d = test::fresh_dir(dir() / "pending");
+  {
+    OutputDir first(d, {});
+    write_file_atomic(first.entry("trace.pftrace"), "first", "trace");
+  }
+  {
+    OutputDir failed(d, {"--out", true, false, ""});
+    OutputFile streaming(failed.pending("trace.pftrace"), "trace");
+    streaming.write("half");
+  }  // the run failed: its temporary goes, the first run's trace stays
+  EXPECT_EQ(slurp(d / "trace.pftrace"), "first");
+  EXPECT_EQ(names(d), (std::vector<std::string>{".wse-run", "trace.pftrace"}));
+  {
+    OutputDir second(d, {"--out", true, false, ""});
+    OutputFile streaming(second.pending("trace.pftrace"), "trace");
+    streaming.write("second");
+    second.entry("trace.pftrace");  // succeeded: claimed, the first run's files go
+    streaming.commit();
+  }
+  EXPECT_EQ(slurp(d / "trace.pftrace"), "second");
+}
+
+TEST(OutputDir, ADanglingSymbolicLinkIsNamedAsOne) {
+  const fs::path link = dir() / "dangling";
+  fs::remove(link);
+  fs::create_symlink(dir() / "no_such_target", link);
+  test::expect_error<OutputError>([&] { OutputDir out(link, {}); },
+                                  {"--out " + link.string() + ": a symbolic link to " + (dir() / "no_such_target").string(), "does not exist"});
 }
 
 TEST(OutputDir, OverwriteRefusesADirectoryNoRunRecorded) {

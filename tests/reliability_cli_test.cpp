@@ -257,6 +257,20 @@ TEST(ReliabilityCli, VizRefusesATraceOfAnotherRun) {
   EXPECT_FALSE(fs::exists(dir() / "viz_mixed" / "index.html"));
 }
 
+// An empty file given as --trace drew "0 PEs" of timelines (exit 0); a folder was "missing?".
+TEST(ReliabilityCli, VizRefusesAnEmptyTraceOrAFolderAsTrace) {
+  const fs::path out = wse::test::fresh_dir(dir() / "viz_empty_src");
+  ASSERT_EQ(wse("trace " + config("gemv_e.yaml", kGemv).string() + " --threads 1 --out " + out.string()).code, 0);
+  const fs::path empty = wse::test::write_file(dir() / "empty.pftrace", "");
+  Output o = wse("viz " + (out / "activity.wsad").string() + " --trace " + empty.string() + " --out " + wse::test::fresh_dir(dir() / "viz_e1").string());
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("trace " + empty.string() + ": empty (no packets)"), std::string::npos) << o.text;
+  o = wse("viz " + (out / "activity.wsad").string() + " --trace " + out.string() + " --out " + wse::test::fresh_dir(dir() / "viz_e2").string());
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("trace " + out.string() + ": not a regular file (a directory)"), std::string::npos) << o.text;
+  EXPECT_FALSE(fs::exists(dir() / "viz_e1"));
+}
+
 // `wse trace` stopped by SIGTERM while it writes its trace: the process ends by the signal, as
 // before, but the hidden temporary of the trace (tens of MB here) goes with it.
 TEST(ReliabilityCli, ATraceStoppedBySigtermLeavesNoTemporary) {
@@ -293,6 +307,96 @@ TEST(ReliabilityCli, ATraceStoppedBySigtermLeavesNoTemporary) {
   EXPECT_FALSE(alive(pid)) << "still running 30 s after SIGTERM";
   EXPECT_FALSE(temporary()) << "a temporary stayed in " << out;
   EXPECT_FALSE(fs::exists(out / "trace.pftrace")) << "stopped before the trace was whole";
+}
+
+// training.checkpoint_dir naming --out itself: two records of one folder overwrote each other, and
+// a second run's --overwrite removed the checkpoint it had just written (exit 0, the report
+// naming a file that was gone). The checkpoints are now entries of --out's own record.
+TEST(ReliabilityCli, ACheckpointDirThatIsTheOutKeepsItsCheckpoints) {
+  const fs::path out = wse::test::fresh_dir(dir() / "ckpt_is_out");
+  std::string cfg = kTrain;
+  cfg.replace(cfg.find("checkpoint_every: 3"), 19, "checkpoint_every: 3, checkpoint_dir: " + out.string());
+  const fs::path yaml = config("ckpt_is_out.yaml", cfg);
+  for (const char* again : {"", " --overwrite"}) {
+    Output o = wse("run " + yaml.string() + " --threads 1 --out " + out.string() + again);
+    ASSERT_EQ(o.code, 0) << again << "\n" << o.text;
+    const auto report = nlohmann::json::parse(std::ifstream(out / "report.json"));
+    EXPECT_TRUE(fs::exists(report["checkpoint"].get<std::string>())) << again << ": " << report["checkpoint"];
+    EXPECT_TRUE(fs::exists(out / "step_6.safetensors")) << again;
+    EXPECT_NE(slurp(out / ".wse-run").find("\nstep_6.safetensors\n"), std::string::npos) << slurp(out / ".wse-run");
+  }
+}
+
+// --overwrite removed a run's checkpoints/ folder whole, with the user's files in it.
+TEST(ReliabilityCli, OverwriteKeepsTheUsersFilesInARunsFolder) {
+  const fs::path out = wse::test::fresh_dir(dir() / "user_in_folder");
+  const fs::path yaml = config("user_in_folder.yaml", kTrain);
+  ASSERT_EQ(wse("run " + yaml.string() + " --threads 1 --out " + out.string()).code, 0);
+  wse::test::write_file(out / "checkpoints" / "notes.txt", "keep me");
+  Output o = wse("run " + yaml.string() + " --threads 1 --overwrite --out " + out.string());
+  ASSERT_EQ(o.code, 0) << o.text;
+  EXPECT_NE(o.text.find("also holds checkpoints/notes.txt"), std::string::npos) << o.text;
+  EXPECT_EQ(slurp(out / "checkpoints" / "notes.txt"), "keep me");
+  EXPECT_TRUE(fs::exists(out / "checkpoints" / "step_6.safetensors"));
+}
+
+// `trace --overwrite` claimed the folder (removing the earlier output) before the traced run, so
+// one that stopped at run.max_cycles left only a .wse-run; `run` kept the earlier output.
+TEST(ReliabilityCli, ATraceThatFailsLeavesTheEarlierTraceWhole) {
+  const fs::path out = wse::test::fresh_dir(dir() / "trace_fails");
+  ASSERT_EQ(wse("trace " + config("trace_ok.yaml", kGemv).string() + " --threads 1 --out " + out.string()).code, 0);
+  const std::string trace = slurp(out / "trace.pftrace"), dump = slurp(out / "activity.wsad"), report = slurp(out / "report.json");
+  std::string limited = kGemv;
+  limited += "run: {max_cycles: 10}\n";
+  Output o = wse("trace " + config("trace_fails.yaml", limited).string() + " --threads 1 --overwrite --out " + out.string());
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("run.max_cycles"), std::string::npos) << o.text;
+  EXPECT_EQ(slurp(out / "trace.pftrace"), trace);
+  EXPECT_EQ(slurp(out / "activity.wsad"), dump);
+  EXPECT_EQ(slurp(out / "report.json"), report);
+  // Into a new folder, nothing of it stays: no folder, no record.
+  const fs::path fresh = wse::test::fresh_dir(dir() / "trace_fails_new");
+  o = wse("trace " + config("trace_fails.yaml", limited).string() + " --threads 1 --out " + (fresh / "a" / "b").string());
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_FALSE(fs::exists(fresh)) << "left " << fresh;
+}
+
+// A FIFO in place of a dataset file blocked gzopen for ever (run, --validate_only, baseline).
+TEST(ReliabilityCli, AFifoInPlaceOfADatasetFileIsRefused) {
+  const fs::path data = wse::test::fresh_dir(dir() / "data_fifo");
+  fs::create_directories(data);
+  for (const char* f : {"train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"})
+    fs::create_symlink(fs::path("/usr/share/datasets/fashion-mnist") / f, data / f);
+  ASSERT_EQ(::mkfifo((data / "train-images-idx3-ubyte.gz").c_str(), 0600), 0);
+  std::string cfg = kTrain;
+  cfg.replace(cfg.find("data: {"), 7, "data: {dir: " + data.string() + ", ");
+  const fs::path yaml = config("data_fifo.yaml", cfg);
+  for (const std::string& args : {"run " + yaml.string() + " --validate_only", "run " + yaml.string() + " --out " + (dir() / "fifo_run").string(),
+                                  "baseline " + yaml.string() + " --out " + (dir() / "fifo_base").string()}) {
+    Output o = wse::test::shell("timeout 60 " + std::string(WSE_BINARY) + " " + args);
+    EXPECT_EQ(o.code, 2) << args << "\n" << o.text;  // 124 is the timeout's
+    EXPECT_NE(o.text.find("dataset file " + (data / "train-images-idx3-ubyte.gz").string() + ": not a regular file (a device, pipe or socket)"),
+              std::string::npos)
+        << args << "\n" << o.text;
+  }
+  EXPECT_FALSE(fs::exists(dir() / "fifo_run"));
+  EXPECT_FALSE(fs::exists(dir() / "fifo_base"));
+}
+
+// finalize-checkpoint found a bad --output (a folder's name, a path it cannot create) only after
+// reading and converting the whole checkpoint, and left the folders it had made.
+TEST(ReliabilityCli, FinalizeCheckpointChecksItsOutputBeforeTheWork) {
+  const fs::path missing = dir() / "no_such_checkpoint.safetensors";
+  const fs::path folder = wse::test::fresh_dir(dir() / "finalize_newdir");
+  Output o = wse("finalize-checkpoint --input " + missing.string() + " --output " + folder.string() + "/");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("--output " + folder.string() + "/: not a file name"), std::string::npos) << o.text;
+  EXPECT_FALSE(fs::exists(folder));
+  const fs::path deep = wse::test::fresh_dir(dir() / "finalize_deep");
+  o = wse("finalize-checkpoint --input " + missing.string() + " --output " + (deep / "a" / "dense.safetensors").string());
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find(missing.string()), std::string::npos) << o.text;
+  EXPECT_FALSE(fs::exists(deep)) << "the folders made for --output stayed after the input failed";
 }
 
 // Values the loader used to take that can only train on NaN, and YAML it read silently wrong.

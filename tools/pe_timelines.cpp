@@ -18,7 +18,7 @@ PeTimelines load_pe_timelines(const std::filesystem::path& trace, uint32_t width
   };
   std::unordered_map<uint64_t, Where> where;  // track -> PE and thread (only PE slice tracks)
   std::unordered_map<std::string, uint32_t> name_ids;
-  read_pftrace(trace, {[&](const PftraceTrack& tr) {
+  const PftraceSummary sum = read_pftrace(trace, {[&](const PftraceTrack& tr) {
                          // A trace of the same mesh size but another run (another layer, config or
                          // step) names only PEs of the mesh: only its description tells.
                          if (!tr.parent && !tr.description.empty() && tr.description != run)
@@ -60,6 +60,8 @@ PeTimelines load_pe_timelines(const std::filesystem::path& trace, uint32_t width
                          ++t.bars;
                        },
                        {}});
+  // An empty file reads as a trace of nothing (valid Perfetto), but is never what `wse trace` wrote.
+  if (sum.packets == 0) throw UsageError("trace " + trace.string() + ": empty (no packets); give the trace `wse trace` wrote with the dump");
   return t;
 }
 

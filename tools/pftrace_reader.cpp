@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "core/errors.hpp"
+#include "io/input_file.hpp"
 #include "tools/perfetto/perfetto_trace.pb.h"
 
 namespace wse {
@@ -32,7 +33,7 @@ struct OpenSlice {
 
 PftraceSummary read_pftrace(const std::filesystem::path& file, const PftraceCallbacks& cb) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) throw UsageError("trace " + file.string() + ": not a regular file (missing?)");
+  check_regular_input(file, "trace " + file.string());
   const uint64_t size = std::filesystem::file_size(file, ec);
   std::ifstream in(file, std::ios::binary);
   if (!in || ec) throw UsageError("trace " + file.string() + ": cannot be opened");

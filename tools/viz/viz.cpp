@@ -189,7 +189,7 @@ VizResult write_viz(const DumpView& d, const fs::path& out_dir, const VizOptions
       s.subtitle = subtitle(d) + "  cycles " + std::to_string(start) + "-" + std::to_string(end);
       char num[32];
       std::snprintf(num, sizeof num, "_%04zu.png", j);
-      write_png(render_heatmap(s), frames_dir / (stem + num), r, false);  // frames are cheap to redraw: no fsync
+      write_png(render_heatmap(s), opt.out ? opt.out->entry_in("frames", stem + num) : frames_dir / (stem + num), r, false);  // frames are cheap to redraw: no fsync
       drew();
     }
   }
