@@ -114,6 +114,12 @@ ParamInit load_param_init(const YAML::Node& n, const std::string& where, const s
     throw ConfigError(where + ": field '" + field + ".gain': expected a number >= 0, got " + describe(n["gain"]));
   if (p.kind == "uniform" && !(p.a <= p.b)) throw ConfigError(where + ": field '" + field + "': expected low <= high");
   p.scale = num("scale", 1);
+  // PyTorch computes fans from a tensor's two dimensions and refuses a 1-D one; these took the
+  // layer's fans for a bias instead, an init no PyTorch model could have.
+  if (field.ends_with(".bias") && (p.kind.starts_with("kaiming_") || p.kind.starts_with("xavier_")))
+    throw ConfigError(where + ": field '" + field + ".kind': " + p.kind +
+                      " needs a 2-D tensor's fan-in and fan-out, and a bias has one dimension (PyTorch refuses it too); "
+                      "use default, zeros, fill, normal or uniform");
   return p;
 }
 

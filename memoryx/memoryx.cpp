@@ -1,11 +1,13 @@
 #include "memoryx/memoryx.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <memory>
 #include <set>
 
 #include "core/errors.hpp"
+#include "core/half.hpp"
 #include "core/log.hpp"
 
 namespace wse {
@@ -73,7 +75,7 @@ std::vector<ParamInfo> MemoryX::parameters(const std::vector<LayerSpec>& layers)
 }
 
 MemoryX::MemoryX(const MemoryXConfig& cfg, const std::vector<LayerSpec>& layers, Checkpoint* resume, const std::string& where)
-    : cfg_(cfg), layers_(layers) {
+    : cfg_(cfg), layers_(layers), fresh_(resume == nullptr) {
   if (resume) {
     step_ = recorded_step(resume->metadata, where);
     check_optimizer(resume->metadata, cfg.optimizer.kind, where);
@@ -216,10 +218,28 @@ void MemoryX::sparsify(const std::string& where) {
   // Any NaN left is not a sentinel the sparsity rules explain; an infinity is never a weight or a
   // state a finite run reaches, and Adam's second moment (a mean of squares) is never negative:
   // each would train on NaN from the first step.
+  // Weights cross the fabric as fp16 in mixed precision and in every sparse stream (a sparse
+  // wavelet holds a 16-bit value): an initial weight beyond fp16's range arrives as inf, and
+  // training ran on NaN with exit code 0. Initial weights are the config's doing: checked against
+  // it, naming its field (a checkpoint's weights are what training made them).
+  const bool fp16_fabric = cfg_.encoding != StreamEncoding::Dense;
+  auto init_error = [&](const Tensor& t, size_t i, const std::string& what) {
+    const std::string field = t.name.ends_with(".bias") ? "model.init.bias" : "model.init.weight";
+    throw ConfigError("field '" + field + "': the initial '" + t.name + "' is " + what + " at element " + std::to_string(i) +
+                      "; choose a value, mean, std, range or scale whose weights " +
+                      (fp16_fabric ? "fp16 holds (at most 65504 in magnitude: they cross the fabric as fp16)" : "fp32 holds"));
+  };
   auto check = [&](const Tensor& t) {
     const bool second_moment = t.name.ends_with("exp_avg_sq");
+    const bool initial_weight = fresh_ && (t.name.ends_with(".weight") || t.name.ends_with(".bias"));
     for (size_t i = 0; i < t.data.size(); ++i) {
       const float v = t.data[i];
+      if (initial_weight && std::isinf(v)) init_error(t, i, v > 0 ? "+inf (the init overflows fp32)" : "-inf (the init overflows fp32)");
+      if (initial_weight && fp16_fabric && std::isinf(round_to_half(v))) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.7g", double(v));
+        init_error(t, i, text);
+      }
       if (std::isnan(v)) throw UsageError(where + ": tensor '" + t.name + "' holds NaN at a weight that is not sparse");
       if (std::isinf(v)) throw UsageError(where + ": tensor '" + t.name + "' holds " + (v > 0 ? "+inf" : "-inf") + " at element " + std::to_string(i));
       if (second_moment && v < 0)

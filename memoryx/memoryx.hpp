@@ -118,6 +118,7 @@ class MemoryX {
   std::vector<SparsifiedParam> sparsified_;
   InitStats init_stats_;
   uint64_t step_ = 0;                        // completed steps
+  bool fresh_ = false;                       // initialized from the config's init, not a checkpoint
   std::map<std::string, std::string> run_metadata_;
 };
 

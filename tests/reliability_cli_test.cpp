@@ -435,6 +435,17 @@ TEST(ReliabilityCli, ConfigValuesThatCannotWorkAreRefusedByName) {
        "field 'machine.swarmx_link_bytes_per_cycle': expected a number in [1e-06, 1e+09], got '1e-7'"},
       {"quoted.yaml", "swarmx: {fanout: \"4\"}\n", "field 'swarmx.fanout': expected a positive integer, got the quoted string '4'"},
       {"quoted_m.yaml", "machine: {preset: wse2, clock_hz: '850e6'}\n", "field 'machine.clock_hz': expected a frequency in Hz, got the quoted string '850e6'"},
+      // Init parameters each within fp32's range whose weights are not: an overflow was reported as
+      // a "checkpoint" error with no field, and weights beyond fp16's range (mixed precision streams
+      // fp16) trained on NaN with exit code 0.
+      {"init_inf.yaml", "model: {layers: [784, 16, 10], init: {weight: {kind: fill, value: 3e38, scale: 10}}}\n",
+       "field 'model.init.weight': the initial 'fc1.weight' is +inf (the init overflows fp32) at element 0"},
+      {"init_fp16.yaml", "model: {layers: [784, 16, 10], init: {bias: {kind: fill, value: 70000}}}\ntraining: {precision: mixed}\n",
+       "field 'model.init.bias': the initial 'fc1.bias' is 70000 at element 0; choose a value, mean, std, range or scale whose weights fp16 "
+       "holds (at most 65504"},
+      // PyTorch refuses fans of a 1-D tensor; these took the layer's.
+      {"bias_fans.yaml", "model: {layers: [784, 16, 10], init: {bias: {kind: kaiming_normal}}}\n",
+       "field 'model.init.bias.kind': kaiming_normal needs a 2-D tensor's fan-in and fan-out, and a bias has one dimension"},
   };
   for (const Case& c : cases) {
     // The case's block replaces the base config's block of the same name.

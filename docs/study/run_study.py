@@ -2,11 +2,18 @@
 """Layer cycles vs batch size, precision and sparsity, against t_layer = max(t_compute, t_stream).
 
 Runs one training step of 784 -> 256 -> 10 on a 128 x 8 PE mesh of a WSE-2 for each setting and
-reads fc1's forward and backward passes from report.json. Prints the markdown tables of
-docs/weight-streaming-study.md. Usage: docs/study/run_study.py [path/to/wse]"""
-import json, math, os, subprocess, sys, tempfile
+reads fc1's forward and backward passes from report.json. Prints the markdown table of
+docs/weight-streaming-study.md. Needs Fashion-MNIST where the configs' default data.dir looks
+(/usr/share/datasets/fashion-mnist, installed by scripts/setup.sh).
+Usage: docs/study/run_study.py [path/to/wse] [--threads N]   (default: build/release/wse, 2 threads;
+the cycles are the same at any thread count)"""
+import argparse, json, math, os, subprocess, sys, tempfile
 
-wse = sys.argv[1] if len(sys.argv) > 1 else "build/release/wse"
+ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+ap.add_argument("wse", nargs="?", default="build/release/wse", help="the wse binary (default build/release/wse)")
+ap.add_argument("--threads", type=int, default=2, help="wse run --threads (default 2)")
+args = ap.parse_args()
+wse = args.wse
 Q, P, IN, OUT = 128, 8, 784, 256
 IO_WAVELETS = 176.47 / 4  # per cycle, shared by the Q ingress ports
 rate = min(1.0, IO_WAVELETS / Q)
@@ -29,7 +36,7 @@ data: {{train_samples: {batch}, eval_samples: 0}}
 training: {{batch_size: {batch}, max_steps: 1, precision: {precision}}}
 """ + (f"sparsity: {{sparsity: {sparsity}, init_method: topk}}\n" if sparsity > 0 else ""))
         out = os.path.join(d, "out")  # wse refuses an --out that already holds something (cfg.yaml)
-        subprocess.run([wse, "run", cfg, "--threads", "2", "--out", out], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([wse, "run", cfg, "--threads", str(args.threads), "--out", out], check=True, stdout=subprocess.DEVNULL)
         with open(os.path.join(out, "report.json")) as f:
             return json.load(f)
 
