@@ -28,7 +28,8 @@
 
 namespace {
 
-// A progress line on long runs, only when stdout is a terminal (never in a pipe or CI log).
+// A progress line on long runs, only when stderr, where it is drawn, is a terminal (never in a
+// pipe, a redirected log or CI: `wse run cfg 2>log` on a terminal wrote its escapes into the log).
 wse::ProgressFn progress_line(bool tty) {
   if (!tty) return {};
   return [](wse::Cycle now) { std::fprintf(stderr, "\r  cycle %llu ...", (unsigned long long)now); };
@@ -37,7 +38,7 @@ wse::ProgressFn progress_line(bool tty) {
 int run_command(const std::string& config, unsigned threads, const std::filesystem::path& out_dir, wse::TrainModes modes) {
   wse::RunConfig cfg = wse::load_run_config(config);
   wse::check_run_memory(cfg);  // before anything big is built
-  modes.tty = isatty(STDOUT_FILENO);
+  modes.tty = isatty(STDERR_FILENO);  // progress lines go to stderr
   const wse::ThreadChoice choice = wse::choose_threads(cfg, threads);
   threads = choice.threads;
   modes.threads_choice = choice.to_json();
@@ -54,7 +55,7 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
     return 0;
   }
   wse::OutputDir out(out_dir, {"--out", modes.overwrite, false, modes.command, {{cfg.source, "the config this run reads"}}});  // writable, and this run's own
-  const bool tty = isatty(STDOUT_FILENO);
+  const bool tty = isatty(STDERR_FILENO);
   wse::ProgressFn progress = progress_line(tty);
   const std::string what = cfg.kernel_config->describe();
   wse::ThreadChoice fitted = choice;
@@ -82,13 +83,21 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
   std::printf("  SRAM high water   %u bytes per PE\n", j["sram_high_water_bytes"].get<uint32_t>());
   std::printf("  host              %.3f s, %.3g PE-cycles/s", j["host_seconds"].get<double>(),
               j["pe_cycles_per_second"].get<double>());
-  if (const auto& work = j["threads_detail"]["work_per_worker"]; work.size() > 1) {
+  // A key the report may not have (`waiting` only with two workers or more): operator[] on a
+  // const json reading a missing key is undefined behaviour (it crashed a one-worker run, rarely).
+  static const nlohmann::json kNone = nlohmann::json::array();
+  auto detail = [&](const char* key) -> const nlohmann::json& {
+    const auto d = j.find("threads_detail");
+    if (d == j.end() || !d->contains(key)) return kNone;
+    return d->at(key);
+  };
+  if (const auto& work = detail("work_per_worker"); work.size() > 1) {
     // What the bands gave each worker of the placed kernel's work (Wafer::work_estimate).
     std::string shares;
     for (const auto& w : work) shares += (shares.empty() ? "" : " / ") + std::to_string(w.get<uint64_t>());
     std::printf(", work per worker %s", shares.c_str());
   }
-  if (const auto& waiting = j["threads_detail"]["waiting"]; waiting.size() > 1) {
+  if (const auto& waiting = detail("waiting"); waiting.size() > 1) {
     // How much of the run each worker spent at the barrier waiting for the others.
     std::string waited;
     for (const auto& f : waiting) waited += (waited.empty() ? "" : " / ") + std::to_string(int(std::lround(100 * f.get<double>()))) + "%";
@@ -110,7 +119,7 @@ int trace_command(wse::TraceOptions opt, const TraceArgs& a) {
   if (!a.colours.empty()) opt.colours = wse::parse_colours(a.colours);
   opt.detail = wse::parse_detail(a.detail);
   for (const std::string& f : a.flows) opt.flows.push_back(wse::parse_flow(f));
-  const bool tty = isatty(STDOUT_FILENO);
+  const bool tty = isatty(STDERR_FILENO);
   opt.progress = progress_line(tty);
   wse::TraceResult r = wse::run_trace(opt);
   if (tty) std::fprintf(stderr, "\r\033[K");

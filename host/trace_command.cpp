@@ -222,7 +222,7 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt, 
   const ClusterTraceStats cs = write_cluster_trace(*sink, step, cfg.machine.name);
   r.cluster_bytes = sink->bytes_written(), r.cluster_slices = cs.slices;
   // Why the traced wafer has the workers it has (a training config's wafers share the count asked).
-  r.report["threads_choice"] = threads_choice_json(choice, trainer.workers());
+  r.report["threads_choice"] = threads_choice_json(choice, r.report["threads"].get<unsigned>());  // the traced pass's workers, as "threads"
   r.report["cluster_trace"] = {{"file", r.cluster_file.filename().string()}, {"bytes", r.cluster_bytes}, {"actors", cs.actors},
                                {"slices", cs.slices}, {"step", step.at("step")}, {"step_cycles", step.at("cycles")},
                                {"critical_cycles_by_actor", step.at("critical_cycles_by_actor")}};

@@ -1,12 +1,30 @@
 #!/usr/bin/env bash
 # Speed, tracked like a result: builds the release benchmarks, runs them, and writes
-# BENCHMARKS.md (or the file given) with the machine, the date and every figure. Each fabric
-# figure comes with its ratio to the bare-loop ceiling measured in the same process
-# (benchmarks/bare_loop.hpp), which compares across machines; the others are read as ratios
-# between rows of one run. Never run by CI: it times the host.
+# BENCHMARKS.md (or the file given) with the machine, the date and every figure. The row
+# benchmarks (BM_LeanRow, BM_SaturatedRow) carry their ratio to the bare-loop ceiling measured in
+# the same process (`of_ceiling`: wavelet hops per second over the ceiling's tile-cycles per
+# second; benchmarks/bare_loop.hpp), which compares across machines; the others are read as
+# ratios between rows of one run. Google Benchmark's own warnings (e.g. that the Debian package
+# of the library was built as DEBUG, which does not time our code) are kept, as lines starting
+# with ***. Not run: wse_setup_memory (a memory measurement, docs/performance.md). Never run by
+# CI: it times the host. A few minutes.
+#
+#   bash scripts/bench.sh [FILE]     # FILE: where to write (default BENCHMARKS.md in the tree's root)
 set -euo pipefail
+case "${1:-}" in
+  -h | --help)
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    exit 0
+    ;;
+  -*)
+    echo "bench: unknown option $1 (bash scripts/bench.sh [FILE])" >&2
+    exit 2
+    ;;
+esac
+# FILE is the caller's path: made absolute before the script moves to the tree's root.
+out="BENCHMARKS.md"
+[ -n "${1:-}" ] && out="$(realpath -m -- "$1")"
 cd "$(dirname "$0")/.."
-out="${1:-BENCHMARKS.md}"
 cmake --preset release >/dev/null
 cmake --build --preset release --target bench_fabric bench_barrier bench_gemv bench_sparse_mac bench_cluster bench_functional >/dev/null
 tmp="$(mktemp)"
@@ -22,7 +40,7 @@ trap 'rm -f "$tmp"' EXIT
     echo "## $b"
     echo
     echo '```'
-    "./build/release/$b" --benchmark_color=false 2>/dev/null | grep -v '^\*\*\*' || echo "($b failed)"
+    "./build/release/$b" --benchmark_color=false 2>&1 || echo "($b failed)"
     echo '```'
   done
 } > "$tmp"

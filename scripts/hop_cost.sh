@@ -13,13 +13,16 @@
 #
 # Needs valgrind (not a build dependency: apt-get install valgrind). Never run by CI.
 set -euo pipefail
+# OTHER/bench_fabric is the caller's path: made absolute before the script moves to the tree's root.
+other=""
+[ -n "${1:-}" ] && other="$(realpath -m -- "$1")"
 cd "$(dirname "$0")/.."
 if ! command -v valgrind >/dev/null; then
   echo "hop_cost: valgrind is not installed (apt-get install valgrind)" >&2
   exit 2
 fi
-bin="${1:-build/release/bench_fabric}"
-if [ -z "${1:-}" ] && [ ! -x "$bin" ]; then
+bin="${other:-build/release/bench_fabric}"
+if [ -z "$other" ] && [ ! -x "$bin" ]; then
   cmake --preset release >/dev/null
   cmake --build --preset release --target bench_fabric >/dev/null
 fi

@@ -271,6 +271,25 @@ TEST(ReliabilityCli, VizRefusesAnEmptyTraceOrAFolderAsTrace) {
   EXPECT_FALSE(fs::exists(dir() / "viz_e1"));
 }
 
+// A training trace's threads_choice spoke of every wafer's workers ("--threads 5: the run used 4")
+// beside "threads": 1, the traced pass's; it now speaks of the traced pass, as "threads" does.
+TEST(ReliabilityCli, ATrainingTracesThreadNoteSpeaksOfTheTracedPass) {
+  std::string cfg = kTrain;
+  cfg.replace(cfg.find("training: {"), 11, "training: {num_csx: 4, ");
+  const fs::path yaml = config("trace_4wafers.yaml", cfg);
+  for (const char* threads : {"5", "3"}) {
+    const fs::path out = wse::test::fresh_dir(dir() / (std::string("trace_4wafers_") + threads));
+    Output o = wse("trace " + yaml.string() + " --layer fc1 --threads " + threads + " --out " + out.string());
+    ASSERT_EQ(o.code, 0) << o.text;
+    const auto r = nlohmann::json::parse(std::ifstream(out / "report.json"));
+    const unsigned used = r["threads"].get<unsigned>();
+    EXPECT_LT(used, unsigned(std::stoi(threads))) << threads;
+    ASSERT_TRUE(r["threads_choice"].contains("note")) << r["threads_choice"];
+    EXPECT_NE(r["threads_choice"]["note"].get<std::string>().find("the run used " + std::to_string(used) + " "), std::string::npos)
+        << threads << ": " << r["threads_choice"] << " beside threads " << used;
+  }
+}
+
 // `wse trace` stopped by SIGTERM while it writes its trace: the process ends by the signal, as
 // before, but the hidden temporary of the trace (tens of MB here) goes with it.
 TEST(ReliabilityCli, ATraceStoppedBySigtermLeavesNoTemporary) {

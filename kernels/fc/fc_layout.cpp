@@ -1,6 +1,7 @@
 #include "kernels/fc/fc_layout.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "core/errors.hpp"
 #include "pe/sram.hpp"
@@ -116,22 +117,34 @@ void FcLayout::check_sram_plan(uint32_t capacity) const {
     }
     return {true, ""};
   };
-  for (uint32_t r = 0; r < p_; ++r) {
-    for (uint32_t c : {0u, q_ / 2, q_ - 1}) {  // the column classes: first, middle, east-most
-      auto [ok, why] = peak(r, c, rows_.size(r));
+  // A PE's plan depends on its column only through its slice of each layer and whether it is the
+  // east-most, and on its row only through its batch rows: one PE of each such class is checked.
+  // (First, middle and east-most column alone missed a column whose slices were the larger ones.)
+  std::map<std::vector<uint32_t>, uint32_t> columns;  // class -> a column of it
+  for (uint32_t c = 0; c < q_; ++c) {
+    std::vector<uint32_t> key = {c + 1 == q_ ? 1u : 0u};
+    for (const Split& f : features_) key.push_back(f.size(c));
+    columns.emplace(std::move(key), c);
+  }
+  std::map<uint32_t, uint32_t> rows;  // batch rows -> a PE row with that many
+  for (uint32_t r = 0; r < p_; ++r) rows.emplace(rows_.size(r), r);
+  for (const auto& [br, r] : rows)
+    for (const auto& [key, c] : columns) {
+      auto [ok, why] = peak(r, c, br);
       if (ok) continue;
+      // The batch it would fit: the most rows per PE with which every PE's plan fits (a smaller
+      // batch for the PE that failed alone was offered before, and another PE then failed).
       uint32_t fits = 0;
-      for (uint32_t br = rows_.size(r); br-- > 1;)
-        if (peak(r, c, br).first) {
-          fits = br;
-          break;
-        }
+      for (uint32_t b = rows.rbegin()->first; b-- > 1 && !fits;) {
+        bool all = true;
+        for (const auto& [k2, c2] : columns) all = all && peak(r, c2, b).first;
+        if (all) fits = b;
+      }
       throw ConfigError(model_.where + ": the model does not fit PE SRAM: " + why +
-                        (fits ? "; it would fit with at most " + std::to_string(fits) + " samples per PE row, i.e. batch_size <= " +
+                        (fits ? "; it fits with " + std::to_string(fits) + " samples per PE row, i.e. batch_size " +
                                     std::to_string(uint64_t(fits) * p_ * model_.num_csx) + " on this mesh, or with more PE rows (mesh.height)"
                               : "; even one sample per PE row does not fit: use more PE columns (mesh.width)"));
     }
-  }
 }
 
 const std::vector<FcColourUse>& FcLayout::colour_map() {
