@@ -256,7 +256,8 @@ void load_train_fields(TrainConfig& t, MachineSpec& machine, const YAML::Node& r
         t.detail.every = d["every"] ? count(d["every"], where, "training.detail.every", 1u << 30) : 0;
         t.detail.first = d["first"] ? count(d["first"], where, "training.detail.first", 1u << 30) : 0;
         if (!t.detail.every && !t.detail.first)
-          throw ConfigError(where + ": field 'training.detail': give 'every' and/or 'first' (or write all / none)");
+          throw ConfigError(where + ": field 'training.detail': 'every' and 'first' are both 0 (or missing): no step would run cycle by "
+                            "cycle after the first; give every >= 1 or first >= 1, or write none");
       } else {
         const std::string v = scalar<std::string>(d, where, "training.detail", "all, none or {every: N, first: M}");
         if (v == "all") t.detail.mode = DetailPolicy::Mode::All;

@@ -432,7 +432,8 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
         // A functional step's cycles are projected from the last cycle-level run of each pass; with
         // no such run yet there is nothing to project from.
         const std::string cycles = r.detailed             ? std::to_string(r.cycles) + " cycles/step"
-                                   : detailed_steps.empty() ? "functional, no cycle-level step yet"
+                                   : detailed_steps.empty() ? (tc.detail.mode == DetailPolicy::Mode::None ? "functional (training.detail: none)"
+                                                                                                           : "functional, no cycle-level step yet")
                                                             : std::to_string(r.cycles) + " cycles/step projected";
         std::printf("  step %5llu  epoch %llu  loss %.4f  (%.0f images/s, ETA %s, %s)\n", (unsigned long long)done,
                     (unsigned long long)(s / steps_per_epoch + 1), window_loss / window, double(done - first) * tc.batch_size / secs,

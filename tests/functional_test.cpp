@@ -51,6 +51,7 @@ struct Outcome {
   double eval_loss = 0;
   uint32_t eval_correct = 0;
   uint64_t cycle_level_passes = 0;  // forward passes the mesh ran, cycle by cycle
+  uint64_t input_runs = 0, input_wait = 0;  // the input loads run cycle by cycle, their wait for the batch
 };
 
 constexpr uint32_t kSteps = 7;
@@ -77,6 +78,7 @@ Outcome train(const Case& c, DetailPolicy detail) {
     o.cycles += r.cycles;
   }
   o.cycle_level_passes = cluster.forward_stats()[0].runs;
+  o.input_runs = cluster.input_stats().runs, o.input_wait = cluster.input_stats().wait_cycles;
   const StepResult e = cluster.eval_batch(x[kSteps].data(), y[kSteps].data());
   o.eval_loss = e.loss, o.eval_correct = e.correct;
   const Checkpoint ck = cluster.memoryx().checkpoint();
@@ -147,6 +149,12 @@ TEST_P(Functional, SameBytesAsCycleLevelWhateverTheSampling) {
   }
   // The sampled run's wafer time, its functional passes timed as their last cycle-level runs.
   EXPECT_NEAR(double(sampled.cycles), double(all.cycles), 0.01 * double(all.cycles)) << sampled.cycles << " vs " << all.cycles;
+  // A cycle-level input load waits from the end of the wafer's last pass, functional ones
+  // included: it counted every functional step since the last cycle-level one as waiting (a run
+  // sampled every third step reported 60 times the all-cycle-level run's wait per load).
+  ASSERT_EQ(sampled.input_runs, 3u);
+  EXPECT_LE(double(sampled.input_wait) / 3.0, 1.5 * double(all.input_wait) / double(all.input_runs) + 100.0)
+      << sampled.input_wait << " over 3 loads vs " << all.input_wait << " over " << all.input_runs;
   // Every third step and none first: the first step runs cycle by cycle all the same, or the
   // functional steps before the third would have no pass to be timed as (they took a cycle a
   // pass, and the run's wafer time was two steps short).

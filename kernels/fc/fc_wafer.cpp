@@ -122,12 +122,13 @@ FcPassResult FcWafer::load_input(const InputShard& shard, Cycle start, const Edg
     functional_->load_input(shard);
     FcPassResult out;
     out.start = start, out.end = start + input_time_.duration;
+    last_end_ = std::max(last_end_, out.end);
     return out;
   }
   Mesh& mesh = wafer_.mesh();
   FcPassResult out;
   out.start = std::max(start, wafer_.clock());
-  const Cycle idle_from = wafer_.clock();
+  const Cycle idle_from = idle_since(out.start);
   wafer_.idle_until(out.start);
   labels_ = shard.labels;
   const Colour colour = kInputColour;
@@ -165,6 +166,7 @@ FcPassResult FcWafer::load_input(const InputShard& shard, Cycle start, const Edg
   mesh.share_io_bandwidth(wafer_.spec().io_bytes_per_cycle);
   out.run = run("the input of a batch", {});
   out.end = out.run.start + out.run.cycles;
+  last_end_ = std::max(last_end_, out.end);
   input_time_.duration = std::max<Cycle>(1, out.end - out.start);
   if (collecting_) {
     ++input_.runs;
@@ -181,6 +183,7 @@ FcPassResult FcWafer::functional_pass(size_t l, bool backward, const std::vector
   else functional_->forward(l, streams, out.loss_sum, out.correct);
   const PassTiming& t = (backward ? bwd_time_ : fwd_time_)[l];
   out.start = start, out.end = start + t.duration;
+  last_end_ = std::max(last_end_, out.end);
   out.first_egress = start + t.first_egress, out.last_egress = start + t.last_egress;
   out.arrival_bound = t.arrival_bound;
   return out;
@@ -196,7 +199,7 @@ FcPassResult FcWafer::run_pass(size_t l, bool backward, const std::vector<Decode
   const Program& program = backward ? fc_backward_program() : fc_forward_program();
   FcPassResult out;
   out.start = std::max(start, wafer_.clock());
-  const Cycle idle_from = wafer_.clock();
+  const Cycle idle_from = idle_since(out.start);
   wafer_.idle_until(out.start);
 
   for (uint32_t r = 0; r < p; ++r) {
@@ -258,6 +261,7 @@ FcPassResult FcWafer::run_pass(size_t l, bool backward, const std::vector<Decode
   out.run = run(FcLayout::layer_name(l) + (backward ? " backward" : " forward"), hooks);
   if (observer_) observer_->after_run(index_, l, backward, wafer_, out.run);
   out.end = out.run.start + out.run.cycles;
+  last_end_ = std::max(last_end_, out.end);
 
   if (!backward && l == last) {
     // Loss and predictions left through the east egress ports: (loss, class) per sample.

@@ -4,6 +4,7 @@
 // streams entering at the north edge as they arrive from off the wafer, and reads back what
 // leaves (loss and predictions east, dW south). It knows the layout and the wafer; who sent the
 // streams and where the results go is the cluster's business (cluster/wafer_actor.hpp).
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -139,6 +140,11 @@ class FcWafer {
   std::unique_ptr<FcFunctional> functional_;
   std::vector<PassTiming> fwd_time_, bwd_time_;
   PassTiming input_time_;
+  // The end of this wafer's last input or pass, functional ones included (they do not move the
+  // wafer's clock): a cycle-level run's wait is counted from there, not from the clock, which had
+  // counted every functional step since the last cycle-level one as waiting for input.
+  Cycle last_end_ = 0;
+  Cycle idle_since(Cycle start) const { return std::min(start, std::max(wafer_.clock(), last_end_)); }
   FcPassResult functional_pass(size_t l, bool backward, const std::vector<DecodedStream>& streams, Cycle start);
 
  public:
