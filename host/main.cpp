@@ -155,8 +155,9 @@ int main(int argc, char** argv) {
       "Replace the previous wse run in a non-empty output directory: removes exactly the files its DIR/.wse-run lists, "
       "when this run writes its first file. Without it a non-empty output directory is refused";
   const char* memory_help =
-      "Host memory this run may use, e.g. 8G or 512M (default: what the OS reports available). A run whose estimate is "
-      "larger is refused before it allocates";
+      "Host memory this run may use, e.g. 8G or 512M (default: what the OS reports available, or less under ulimit -v). A run "
+      "whose estimate is larger is refused before it allocates. The estimate is a lower bound (the mesh, the kernel's data, "
+      "MemoryX's store), not a cap: a training run's steps, a trace's recording and viz's pictures take more (docs/reliability.md)";
   const char* threads_help =
       "Worker threads (default: the engine chooses: all hardware threads for wafers side by side, and per wafer only the "
       "workers its mesh pays for, one per 128 tiles (for GEMV and reduce, per 128 tiles the placed kernel uses), so a "
@@ -269,7 +270,10 @@ int main(int argc, char** argv) {
   }
   const std::string command = command_line(argc, argv);
   try {
-    if (!max_memory.empty()) wse::set_memory_limit(wse::parse_memory_size(max_memory));
+    // Given, even empty (`--max-memory ""` was ignored without a word): parsed, and refused if no size.
+    bool memory_given = false;
+    for (CLI::App* sub : app.get_subcommands()) memory_given = memory_given || (sub->get_option_no_throw("--max-memory") && sub->count("--max-memory"));
+    if (memory_given || !max_memory.empty()) wse::set_memory_limit(wse::parse_memory_size(max_memory));
     if (*run) {
       std::string level = logging;
       for (char& c : level) c = char(std::toupper(static_cast<unsigned char>(c)));
@@ -304,7 +308,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "wse: error: %s\n", e.what());
     return 2;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "wse: error: out of host memory: the run needed more than its estimate; try a smaller mesh or model\n");
+    // Any command (inspect and finalize-checkpoint are not runs and have no estimate to exceed).
+    std::fprintf(stderr, "wse: error: out of host memory: the command needed more than the host had free (a run's memory estimate "
+                         "is a lower bound: docs/reliability.md); try a smaller mesh, model or input\n");
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "wse: internal error: %s\n", e.what());

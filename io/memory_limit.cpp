@@ -1,5 +1,7 @@
 #include "io/memory_limit.hpp"
 
+#include <sys/resource.h>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -50,6 +52,27 @@ uint64_t cgroup_room() {
   return best;
 }
 
+// `ulimit -v` (RLIMIT_AS) less the address space this process maps now (VmSize), or 0 when
+// unlimited: such a limit made a run the estimate let through fail later for lack of memory
+// (exit 1), where it should have been refused up front (exit 2).
+uint64_t address_space_room() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_AS, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return 0;
+  uint64_t mapped = 0;
+  std::ifstream in("/proc/self/status");
+  for (std::string key; in >> key;) {
+    if (key == "VmSize:") {
+      uint64_t kib = 0;
+      in >> kib;
+      mapped = kib * 1024;
+      break;
+    }
+    in.ignore(1 << 10, '\n');
+  }
+  const uint64_t limit = uint64_t(r.rlim_cur);
+  return limit > mapped ? limit - mapped : 1;
+}
+
 }  // namespace
 
 MemoryLimit detect_available_memory() {
@@ -62,6 +85,8 @@ MemoryLimit detect_available_memory() {
     in.ignore(1 << 10, '\n');
   }
   if (const uint64_t room = cgroup_room(); room && (!m.bytes || room < m.bytes)) m = {room, "cgroup memory limit less its usage"};
+  if (const uint64_t room = address_space_room(); room && (!m.bytes || room < m.bytes))
+    m = {room, "the address-space limit (ulimit -v) less what this process maps"};
   if (!m.bytes) m = {UINT64_MAX, "no figure from the OS"};
   return m;
 }
@@ -83,14 +108,18 @@ uint64_t parse_memory_size(const std::string& text, const std::string& flag) {
   const auto bad = [&] {
     return UsageError(flag + " '" + text + "': expected a size such as 512M, 8G or 1.5GiB (K, M, G, T = powers of 1024), or bytes");
   };
-  std::istringstream in(text);
+  // Spaces around the figure are the shell's business, not the size's ("2G " was refused and " 2G" taken).
+  const size_t first = text.find_first_not_of(" \t"), last = text.find_last_not_of(" \t");
+  if (first == std::string::npos) throw bad();  // empty: `--max-memory ""` was ignored without a word
+  std::istringstream in(text.substr(first, last - first + 1));
   double v = 0;
   if (!(in >> v) || !(v > 0) || !std::isfinite(v)) throw bad();
   std::string unit;
   in >> unit;
   if (!in.eof() && in.peek() != EOF) throw bad();
   for (char& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
-  if (unit.size() > 1 && (unit.substr(1) == "B" || unit.substr(1) == "IB")) unit = unit.substr(0, 1);
+  // KB, KiB, MB, ... are the unit's letter and a byte; "BB" or "BIB" are not sizes.
+  if (unit.size() > 1 && unit[0] != 'B' && (unit.substr(1) == "B" || unit.substr(1) == "IB")) unit = unit.substr(0, 1);
   double scale = 1;
   if (unit.empty() || unit == "B") scale = 1;
   else if (unit == "K") scale = 1024.0;
@@ -99,7 +128,8 @@ uint64_t parse_memory_size(const std::string& text, const std::string& flag) {
   else if (unit == "T") scale = 1024.0 * 1024 * 1024 * 1024;
   else throw bad();
   const double bytes = v * scale;
-  if (bytes < 1 || bytes >= 1.8e19) throw bad();
+  if (bytes < 1) throw bad();
+  if (bytes >= 1.8e19) throw UsageError(flag + " '" + text + "': more than 16 EiB, the most a size can be");
   return uint64_t(bytes);
 }
 

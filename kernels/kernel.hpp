@@ -38,6 +38,9 @@ struct KernelConfig {
   virtual std::string describe() const = 0;
   // Host memory the kernel itself needs beyond the wafer (its matrices), for the memory check.
   virtual uint64_t host_bytes() const { return 0; }
+  // What the placed kernel writes into the PEs' SRAM in all (a GEMV's A tiles), which the host
+  // commits page by page as it is written: the memory check counts it beyond a page per tile.
+  virtual uint64_t sram_bytes() const { return 0; }
 };
 
 // A kernel placed on one wafer for one run.

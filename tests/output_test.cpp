@@ -318,14 +318,43 @@ TEST(OutputDir, AnExistingDirectoryThatCannotBeWrittenIsRefusedUpFront) {
   test::expect_error<OutputError>([&] { OutputDir out(d, {}); }, {"--out " + d.string(), "cannot write there"});
 }
 
+// `ulimit -v` was not read: a run the estimate let through then failed for lack of memory (exit
+// 1) where it should have been refused up front (exit 2).
+TEST(MemoryLimit, AnAddressSpaceLimitBoundsWhatIsAvailable) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The room ulimit -v leaves this process: the limit less what it maps now.
+    std::ifstream status("/proc/self/status");
+    uint64_t mapped_kib = 0;
+    for (std::string key; status >> key;)
+      if (key == "VmSize:") {
+        status >> mapped_kib;
+        break;
+      }
+    rlimit r{};
+    r.rlim_cur = r.rlim_max = rlim_t(mapped_kib * 1024 + (512ull << 20));
+    if (mapped_kib == 0 || setrlimit(RLIMIT_AS, &r) != 0) _exit(3);
+    const MemoryLimit m = detect_available_memory();
+    const bool ok = m.bytes <= (512ull << 20) && m.bytes > (256ull << 20) && m.source.find("ulimit -v") != std::string::npos;
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the limit was not seen; 3: could not set it";
+}
+
 TEST(MemoryLimit, SizesParseAndTheLimitIsChecked) {
   EXPECT_EQ(parse_memory_size("4096"), 4096u);
   EXPECT_EQ(parse_memory_size("512M"), 512ull << 20);
   EXPECT_EQ(parse_memory_size("8G"), 8ull << 30);
   EXPECT_EQ(parse_memory_size("1.5GiB"), 3ull << 29);
   EXPECT_EQ(parse_memory_size("2tb"), 2ull << 40);
-  for (const char* bad : {"", "lots", "-1G", "0", "12Q", "1G extra", "nan"})
+  EXPECT_EQ(parse_memory_size(" 2G "), 2ull << 30);  // "2G " was refused while " 2G" was taken
+  for (const char* bad : {"", "  ", "lots", "-1G", "0", "12Q", "1G extra", "nan", "2BB", "2BIB"})
     test::expect_error<UsageError>([&] { parse_memory_size(bad); }, {"--max-memory '" + std::string(bad) + "'"});
+  test::expect_error<UsageError>([&] { parse_memory_size("99999999T"); }, {"more than 16 EiB"});
   EXPECT_EQ(format_bytes(96), "96 bytes");
   EXPECT_EQ(format_bytes(3ull << 29), "1.50 GiB");
   set_memory_limit(1 << 20);

@@ -165,6 +165,17 @@ TEST(ReliabilityCli, AHugeFabricIsRefusedWithTheMemoryItWouldNeed) {
   Output w = wse("run " + config("wide2.yaml", wide).string() + " --out " + out.string());
   EXPECT_EQ(w.code, 2) << w.text;
   EXPECT_NE(w.text.find("MemoryX store"), std::string::npos) << w.text;
+  // A GEMV's matrix is held twice, on the host and tile by tile in the PEs' SRAM: the estimate
+  // counted it once (2.85 GiB for 25600² on 256 x 256, which peaked at 5.46 GiB).
+  const fs::path big = config("gemv_big.yaml", "machine: wse2\nmesh: {width: 256, height: 256}\ngemv: {rows: 25600, cols: 25600}\n");
+  Output g = wse("run " + big.string() + " --max-memory 8K --out " + out.string());
+  EXPECT_EQ(g.code, 2) << g.text;
+  EXPECT_NE(g.text.find("this run needs about 5.04 GiB"), std::string::npos) << g.text;
+  EXPECT_NE(g.text.find("the gemv kernel's data (25600x25600): 2.44 GiB; its copy in the PEs' SRAM: 2.19 GiB"), std::string::npos) << g.text;
+  // `--max-memory ""` was ignored without a word.
+  Output empty = wse("run " + config("gemv5.yaml", kGemv).string() + " --max-memory '' --out " + out.string());
+  EXPECT_EQ(empty.code, 2) << empty.text;
+  EXPECT_NE(empty.text.find("--max-memory '': expected a size"), std::string::npos) << empty.text;
 }
 
 TEST(ReliabilityCli, ThreadsPrintedAreThreadsUsed) {

@@ -25,6 +25,7 @@ struct GemvConfig : KernelConfig {
   uint64_t seed = 1;                         // A and x are drawn from a counter-based hash of (seed, index)
   std::string describe() const override { return std::to_string(rows) + "x" + std::to_string(cols); }
   uint64_t host_bytes() const override { return (uint64_t(rows) * cols + cols + rows) * 4; }
+  uint64_t sram_bytes() const override { return uint64_t(rows) * cols * 4; }  // A, tile by tile (x and y besides)
 };
 
 // `kernel: gemv`, for the registry (kernels/registry.cpp).
