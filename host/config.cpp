@@ -6,6 +6,7 @@
 #include "core/yaml_fields.hpp"
 #include "io/input_file.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -19,7 +20,7 @@ namespace wse {
 #endif
 
 std::filesystem::path machines_dir() {
-  if (const char* env = std::getenv("WSE_MACHINES_DIR")) return env;
+  if (const char* env = std::getenv("WSE_MACHINES_DIR"); env && *env) return env;  // set but empty: as if unset
   return WSE_MACHINES_DIR;
 }
 
@@ -436,8 +437,18 @@ MachineSpec load_machine(const std::string& name_or_path) {
   if (path.extension() != ".yaml" && path.extension() != ".yml") path = machines_dir() / (name_or_path + ".yaml");
   std::error_code ec;  // a name the OS cannot even look up (too long, say) is just not a preset
   if (!std::filesystem::exists(path, ec))
-    throw ConfigError("machine preset '" + name_or_path + "' not found (looked for " + path.string() +
-                      "; presets: wse2, wse3)");
+  {
+    // The presets that are there, and where they were looked for (WSE_MACHINES_DIR moves it).
+    std::vector<std::string> names;
+    for (std::filesystem::directory_iterator it(machines_dir(), ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().extension() == ".yaml") names.push_back(it->path().stem().string());
+    std::sort(names.begin(), names.end());
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw ConfigError("machine preset '" + name_or_path + "' not found (looked for " + path.string() + "; presets in " +
+                      machines_dir().string() + (std::getenv("WSE_MACHINES_DIR") ? ", from WSE_MACHINES_DIR" : "") + ": " +
+                      (list.empty() ? std::string("none") : list) + ")");
+  }
   const std::string where = "machine preset " + path.string();
   return naming(where, [&] {
     MachineSpec spec;

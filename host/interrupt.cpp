@@ -18,8 +18,14 @@ constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 struct sigaction g_old[3];
 bool g_installed[3] = {false, false, false};
 
+// Whether stderr is a terminal, where a progress line may be half drawn: read when the guard is
+// made (isatty is not async-signal-safe), so a message starts on a line of its own there and a
+// log gets no blank line.
+volatile sig_atomic_t g_tty = 0;
+
 void say(const char* text) {
   // write(2) is async-signal-safe; its result does not matter here.
+  if (!g_tty && text[0] == '\n') ++text;
   [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, text, std::strlen(text));
 }
 
@@ -42,6 +48,7 @@ void on_signal(int sig) {
 
 InterruptGuard::InterruptGuard() {
   g_received = 0;
+  g_tty = ::isatty(STDERR_FILENO) ? 1 : 0;
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);

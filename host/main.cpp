@@ -60,7 +60,8 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
   const std::string what = cfg.kernel_config->describe();
   wse::ThreadChoice fitted = choice;
   wse::JobResult r = wse::run_job(cfg, fitted, progress, [&](unsigned workers) {
-    std::cout << "wse: " << cfg.kernel << " " << what << " on a " << cfg.mesh.width << "x" << cfg.mesh.height << " "
+    // "gemv 1000x1000", "chain reduce of 1024 fp32 per PE" (not "reduce chain reduce of ...").
+    std::cout << "wse: " << (what.find(cfg.kernel) == std::string::npos ? cfg.kernel + " " + what : what) << " on a " << cfg.mesh.width << "x" << cfg.mesh.height << " "
               << cfg.machine.name << " mesh, " << workers << " thread(s)" << std::endl;
   });
   r.report["threads_choice"] = wse::threads_choice_json(fitted, r.report["threads"].get<unsigned>());
@@ -147,6 +148,22 @@ int main(int argc, char** argv) {
 
   CLI::App app{"wse: a cycle-level emulator of a Cerebras-style wafer-scale engine"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "wse " WSE_VERSION);
+  // An empty value given ("--resume ''") meant "not given": a fresh run instead of a resumed one,
+  // the whole mesh for --pes '', every metric for --metric ''.
+  const CLI::Validator non_empty([](std::string& s) { return s.empty() ? std::string("expected a value, got an empty string") : std::string(); },
+                                 "");
+  // A whole number in [lo, hi]: CLI::Range said "Value abc not in range 1 to 4096" for a word.
+  auto whole = [](uint64_t lo, uint64_t hi) {
+    return CLI::Validator(
+        [lo, hi](std::string& s) {
+          const std::string want = "expected a whole number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + s + "'";
+          if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string::npos) return want;
+          const uint64_t v = std::stoull(s);
+          return v < lo || v > hi ? want : std::string();
+        },
+        "UINT:[" + std::to_string(lo) + "-" + std::to_string(hi) + "]");
+  };
   std::string config;
   unsigned threads = 0;  // 0: the engine chooses (host/thread_choice.hpp)
   std::string out_dir = "out";
@@ -173,16 +190,17 @@ int main(int argc, char** argv) {
   run->add_flag("--compile_only", train_modes.compile_only,
                 "Training configs: write DIR/mesh_program.json (placement, colours, routes, SRAM plan per PE) and DIR/streams/*.wsws; train nothing")
       ->excludes(validate_flag);
-  run->add_option("config", config, "Run config (YAML)")->required();
-  run->add_option("--threads", threads, threads_help)->check(CLI::Range(1u, 4096u));
+  run->add_option("config", config, "Run config (YAML)")->required()->check(non_empty);
+  run->add_option("--threads", threads, threads_help)->check(whole(1, 4096));
   run->add_option("--out", out_dir,
                   "Directory for report.json, checkpoints and compile output (default: out); it must be new or empty, "
-                  "see --overwrite");
+                  "see --overwrite")->check(non_empty);
   run->add_flag("--overwrite", train_modes.overwrite, overwrite_help);
   run->add_option("--max-memory", max_memory, memory_help);
   run->add_option("--resume", train_modes.resume,
                   "Finish the training run a checkpoint came from (one an interrupted run wrote, or any of its periodic ones): "
-                  "train from its step to the step that run was to end at, with the same config, into a new --out");
+                  "train from its step to the step that run was to end at, with the same config, into a new --out")
+      ->check(non_empty);
   std::string logging = "INFO";
   run->add_option("--logging", logging, "Log level: DEBUG (also logs each parameter as it is sparsified), INFO (default), WARNING")
       ->check(CLI::IsMember({"DEBUG", "INFO", "WARNING"}, CLI::ignore_case));
@@ -191,32 +209,34 @@ int main(int argc, char** argv) {
   // A cycle offset: unsigned, where CLI11 reads "-5" into a uint64 as 2^64 - 5.
   const CLI::Validator cycle_count(
       [](std::string& s) {
-        return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos ? std::string()
-                                                                                  : "expected a cycle count (0, 1, 2, ...), got '" + s + "'";
+        if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) return "expected a cycle count (0, 1, 2, ...), got '" + s + "'";
+        // Past 2^62 (run.max_cycles' bound) a count was saturated to 2^64 - 1 without a word.
+        if (s.size() > 19 || std::stoull(s) > (uint64_t(1) << 62)) return "expected a cycle count up to 2^62, got '" + s + "'";
+        return std::string();
       },
       "CYCLES");
   CLI::App* trace = app.add_subcommand(
       "trace", "Run a config recording one layer: DIR/activity.wsad, DIR/trace.pftrace (Perfetto; trace.json with --format json), "
                "DIR/report.json, and for a training config DIR/cluster.pftrace (cluster.json with --format json: the traced step across the cluster's actors)");
-  trace->add_option("config", config, "Run config (YAML)")->required();
+  trace->add_option("config", config, "Run config (YAML)")->required()->check(non_empty);
   trace->add_option("--layer", trace_opt.layer,
-                    "Layer to record: fc1, fc2, ... for a training config (required there); GEMV: the whole kernel, 'gemv' (default); reduce: 'reduce'");
-  trace->add_option("--pass", trace_opt.pass, "Pass to record: fwd or bwd (default fwd; bwd for training layers only)");
+                    "Layer to record: fc1, fc2, ... for a training config (required there); GEMV: the whole kernel, 'gemv' (default); reduce: 'reduce'")->check(non_empty);
+  trace->add_option("--pass", trace_opt.pass, "Pass to record: fwd or bwd (default fwd; bwd for training layers only)")->check(non_empty);
   trace->add_option("--interval", trace_opt.interval, "Cycles per dump interval (default 1000)")
-      ->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
-  trace->add_option("--out", out_dir, "Output directory (default: out); it must be new or empty, see --overwrite");
+      ->check(whole(1, uint64_t(1) << 40));
+  trace->add_option("--out", out_dir, "Output directory (default: out); it must be new or empty, see --overwrite")->check(non_empty);
   trace->add_flag("--overwrite", trace_opt.overwrite, overwrite_help);
   trace->add_option("--max-memory", max_memory, memory_help);
-  trace->add_option("--threads", threads, threads_help)->check(CLI::Range(1u, 4096u));
+  trace->add_option("--threads", threads, threads_help)->check(whole(1, 4096));
   trace->add_option("--pes,--rect", trace_args.pes,
-                    "PEs with tracks (task and DSD-op slices, counters) in the trace: x0,y0,x1,y1 inclusive (default: the whole mesh)");
+                    "PEs with tracks (task and DSD-op slices, counters) in the trace: x0,y0,x1,y1 inclusive (default: the whole mesh)")->check(non_empty);
   trace->add_option("--from", trace_opt.from, "Only what overlaps cycles [from, to) of the layer goes into the trace (default 0)")
       ->check(cycle_count);
   trace->add_option("--to", trace_opt.to, "End of that window, in cycles from the layer's start (default: the end of the layer)")
       ->check(cycle_count);
   trace->add_option("--detail", trace_args.detail,
                     "all (default), tasks (slices only: tasks and DSD ops) or counters (counter tracks only; PEs log no slices)");
-  trace->add_option("--colours", trace_args.colours, "Colours with their own counter tracks, e.g. 3,5 (default: every routed colour)");
+  trace->add_option("--colours", trace_args.colours, "Colours with their own counter tracks, e.g. 3,5 (default: every routed colour)")->check(non_empty);
   trace->add_option("--flow", trace_args.flows,
                     "COLOUR@X,Y: draw that colour's route from PE (X,Y), a track per router, linked by flows to the PEs' tasks that "
                     "receive it (repeatable)");
@@ -224,48 +244,68 @@ int main(int argc, char** argv) {
                     "pftrace (default: native Perfetto, DIR/trace.pftrace) or json (Chrome trace-event JSON with the same events, DIR/trace.json, about 3x larger)")
       ->check(CLI::IsMember({"pftrace", "json"}));
   trace->add_option("--top", trace_opt.top_n, "Rows in the hottest links and colours tables (default 10)")
-      ->check(CLI::Range(1u, 100000u));
+      ->check(whole(1, 100000));
   std::string inspect_file;
   CLI::App* inspect = app.add_subcommand("inspect", "Show what a WeightStream (.wsws) or GradientStream (.wsgs) file holds, after checking it in structure and meaning");
-  inspect->add_option("file", inspect_file, "FlatBuffers message file")->required();
+  inspect->add_option("file", inspect_file, "FlatBuffers message file")->required()->check(non_empty);
   std::string viz_dump, viz_metric, viz_trace;
   uint32_t viz_max_frames = 1000;
   bool viz_overwrite = false;
   CLI::App* viz = app.add_subcommand(
       "viz", "Pictures of an activity dump: DIR/<metric>.png, DIR/frames/<metric>_NNNN.png, DIR/index.html (links, colours, "
              "PE timelines)");
-  viz->add_option("dump", viz_dump, "Activity dump (DIR/activity.wsad from wse trace)")->required();
-  viz->add_option("--out", out_dir, "Output directory (default: out); it must be new or empty, see --overwrite");
+  viz->add_option("dump", viz_dump, "Activity dump (DIR/activity.wsad from wse trace)")->required()->check(non_empty);
+  viz->add_option("--out", out_dir, "Output directory (default: out); it must be new or empty, see --overwrite")->check(non_empty);
   viz->add_flag("--overwrite", viz_overwrite, overwrite_help);
   viz->add_option("--max-memory", max_memory, memory_help);
-  viz->add_option("--metric", viz_metric, "Only this metric's PNGs (default: every metric)");
+  viz->add_option("--metric", viz_metric, "Only this metric's PNGs (default: every metric)")->check(non_empty);
   viz->add_option("--max-frames", viz_max_frames,
                   "Frames a metric at most (default 1000): a dump with more intervals gets frames of several consecutive intervals "
                   "each (summed; the maximum for levels such as SRAM bytes)")
-      ->check(CLI::Range(1u, 1000000u));
+      ->check(whole(1, 1000000));
   viz->add_option("--trace", viz_trace,
                   "Native trace (trace.pftrace from wse trace) whose task timelines the viewer shows for a clicked PE "
-                  "(default: trace.pftrace beside the dump, if there is one)");
+                  "(default: trace.pftrace beside the dump, if there is one)")->check(non_empty);
   std::string ckpt_in, ckpt_out;
   CLI::App* baseline = app.add_subcommand(
       "baseline",
       "Train a training config's model on the host with Eigen in fp32 (same initial weights, data order and optimizer as `wse run`) and "
       "write DIR/report.json with its test accuracy, to set beside the wafer run's");
   bool baseline_overwrite = false;
-  baseline->add_option("config", config, "Run config (YAML) with a training kernel (examples/fc_mnist.yaml)")->required();
-  baseline->add_option("--out", out_dir, "Directory for report.json (default: out); it must be new or empty, see --overwrite");
+  baseline->add_option("config", config, "Run config (YAML) with a training kernel (examples/fc_mnist.yaml)")->required()->check(non_empty);
+  baseline->add_option("--out", out_dir, "Directory for report.json (default: out); it must be new or empty, see --overwrite")->check(non_empty);
   baseline->add_flag("--overwrite", baseline_overwrite, overwrite_help);
   baseline->add_option("--max-memory", max_memory, memory_help);
   CLI::App* finalize = app.add_subcommand(
       "finalize-checkpoint", "Make a sparse run's checkpoint dense: every NaN sentinel becomes 0 (no sparsity pattern is kept)");
-  finalize->add_option("--input", ckpt_in, "Checkpoint of a sparse run (.safetensors)")->required();
-  finalize->add_option("--output", ckpt_out, "Where to write the finalized checkpoint (may equal --input; written to a temporary and renamed)")->required();
+  finalize->add_option("--input", ckpt_in, "Checkpoint of a sparse run (.safetensors)")->required()->check(non_empty);
+  finalize->add_option("--output", ckpt_out, "Where to write the finalized checkpoint (may equal --input; written to a temporary and renamed)")->required()->check(non_empty);
+  // A first word that is no command ("wse bogus") was "A subcommand is required".
+  auto is_command = [&](const std::string& word) {
+    for (const CLI::App* sub : app.get_subcommands({}))
+      if (sub->get_name() == word) return true;
+    return false;
+  };
+  if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
+    std::fprintf(stderr, "wse: error: unknown command '%s' (commands: run, trace, inspect, viz, baseline, finalize-checkpoint; wse --help)\n",
+                 argv[1]);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
+    // An option of another command ("wse run --layer fc1 CFG") read as extra arguments: say which.
+    if (dynamic_cast<const CLI::ExtrasError*>(&e))
+      for (const CLI::App* sub : app.get_subcommands())
+        for (const std::string& extra : sub->remaining())
+          if (extra.rfind("--", 0) == 0 && !sub->get_option_no_throw(extra.substr(0, extra.find('='))))
+            std::fprintf(stderr, "wse: %s is not an option of `wse %s` (wse %s --help)\n", extra.c_str(), sub->get_name().c_str(),
+                         sub->get_name().c_str());
     return 2;
   }
   const std::string command = command_line(argc, argv);
@@ -300,7 +340,7 @@ int main(int argc, char** argv) {
   } catch (const wse::UsageError& e) {
     // Every user error names the config it came from.
     std::string what = e.what();
-    if (!config.empty() && what.find(config) == std::string::npos) what = "config " + config + ": " + what;
+    if (!config.empty() && what.find(config) == std::string::npos && what.rfind("--", 0) != 0) what = "config " + config + ": " + what;
     std::fprintf(stderr, "wse: error: %s\n", what.c_str());
     return 2;
   } catch (const std::filesystem::filesystem_error& e) {

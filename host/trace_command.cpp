@@ -110,6 +110,11 @@ struct TraceOutput {
 // Writes the dump, finishes the trace and writes the report of one recorded run.
 void finish_trace(TraceResult& r, const TraceOptions& opt, OutputDir& out, ActivityRecorder& rec, TraceOutput& t,
                   const std::string& layer) {
+  // A window that starts after the layer ended holds nothing: an empty trace with exit code 0
+  // looked like a layer that did nothing. Refused before the folder is claimed.
+  if (const uint64_t cycles = r.report.value("cycles", uint64_t(0)); opt.from > 0 && opt.from >= cycles)
+    throw UsageError("--from " + std::to_string(opt.from) + ": the layer (" + layer + ", " + opt.pass + ") ran " + std::to_string(cycles) +
+                     " cycles, so the window holds nothing; give --from below " + std::to_string(cycles));
   out.entry(t.file.filename().string());  // the run succeeded: claim the directory before the trace is committed
   r.dump_file = out.entry("activity.wsad");
   rec.write(r.dump_file);
@@ -256,6 +261,18 @@ TraceResult run_trace(const TraceOptions& asked) {
     if (c >= cfg.machine.colours)
       throw UsageError("--colours: colour " + std::to_string(c) + " is not routable on machine '" + cfg.machine.name + "' (colours 0.." +
                        std::to_string(cfg.machine.colours - 1) + ")");
+  for (size_t i = 0; i < opt.flows.size(); ++i) {
+    const FlowRequest& f = opt.flows[i];
+    // Checked here, as --colours is (it failed after the run: "sends nothing on colour 24").
+    if (f.colour >= cfg.machine.colours)
+      throw UsageError("--flow " + std::to_string(f.colour) + "@" + std::to_string(f.from.x) + "," + std::to_string(f.from.y) + ": colour " +
+                       std::to_string(f.colour) + " is not routable on machine '" + cfg.machine.name + "' (colours 0.." +
+                       std::to_string(cfg.machine.colours - 1) + ")");
+    for (size_t k = 0; k < i; ++k)
+      if (opt.flows[k].colour == f.colour && opt.flows[k].from.x == f.from.x && opt.flows[k].from.y == f.from.y)
+        throw UsageError("--flow " + std::to_string(f.colour) + "@" + std::to_string(f.from.x) + "," + std::to_string(f.from.y) +
+                         " is given twice (its route would be drawn twice)");
+  }
   for (const FlowRequest& f : opt.flows)
     if (!cfg.mesh.contains(f.from.x, f.from.y))
       throw UsageError("--flow " + std::to_string(f.colour) + "@" + std::to_string(f.from.x) + "," + std::to_string(f.from.y) + ": PE " +

@@ -301,6 +301,43 @@ TEST(ReliabilityCli, ATrainingTracesThreadNoteSpeaksOfTheTracedPass) {
   }
 }
 
+// A CLI audit's findings: an empty value meant "not given" (--resume '' started a fresh run,
+// --pes '' traced the whole mesh), a cycle count past 2^64 was saturated, a window after the
+// layer's end wrote an empty trace with exit 0, a word for a number was "not in range", an
+// unknown command was "a subcommand is required", an option of another command blamed the
+// config, a --flow colour the machine cannot route failed only after the run.
+TEST(ReliabilityCli, CommandLineMistakesAreRefusedByName) {
+  const std::string gemv = config("cli_gemv.yaml", kGemv).string(), train = config("cli_train.yaml", kTrain).string();
+  const std::string out = (dir() / "cli_out").string();
+  struct Case {
+    std::string args, message;
+  } cases[] = {
+      {"run --threads 1 --resume '' --out " + out + " " + train, "--resume: expected a value, got an empty string"},
+      {"trace --threads 1 --pes '' --out " + out + " " + gemv, "--pes: expected a value, got an empty string"},
+      {"trace --threads 1 --colours '' --out " + out + " " + gemv, "--colours: expected a value, got an empty string"},
+      {"trace --threads 1 --layer '' --out " + out + " " + gemv, "--layer: expected a value, got an empty string"},
+      {"trace --threads abc --out " + out + " " + gemv, "--threads: expected a whole number in [1, 4096], got 'abc'"},
+      {"trace --threads 1 --interval 1e3 --out " + out + " " + gemv, "--interval: expected a whole number in [1, 1099511627776], got '1e3'"},
+      {"trace --threads 1 --to 99999999999999999999 --out " + out + " " + gemv, "--to: expected a cycle count up to 2^62"},
+      {"trace --threads 1 --from 5000 --out " + out + " " + gemv, "--from 5000: the layer (gemv, fwd) ran "},
+      {"trace --threads 1 --flow 24@0,0 --out " + out + " " + gemv, "--flow 24@0,0: colour 24 is not routable on machine 'wse2' (colours 0..23)"},
+      {"trace --threads 1 --flow 1@0,0 --flow 1@0,0 --out " + out + " " + gemv, "--flow 1@0,0 is given twice"},
+      {"bogus " + gemv, "unknown command 'bogus'"},
+      {"run --threads 1 --layer fc1 --validate_only " + gemv, "--layer is not an option of `wse run`"},
+      {"viz --metric '' " + gemv, "--metric: expected a value, got an empty string"},
+  };
+  for (const Case& c : cases) {
+    Output o = wse(c.args);
+    EXPECT_EQ(o.code, 2) << c.args << "\n" << o.text;
+    EXPECT_NE(o.text.find(c.message), std::string::npos) << c.args << "\n" << o.text;
+    EXPECT_EQ(o.text.find("config " + gemv + ": --"), std::string::npos) << "an option's error blamed the config:\n" << o.text;
+  }
+  EXPECT_FALSE(fs::exists(out)) << "a refused command left its --out";
+  Output v = wse("--version");
+  EXPECT_EQ(v.code, 0) << v.text;
+  EXPECT_EQ(v.text.rfind("wse ", 0), 0u) << v.text;
+}
+
 // `wse trace` stopped by SIGTERM while it writes its trace: the process ends by the signal, as
 // before, but the hidden temporary of the trace (tens of MB here) goes with it.
 TEST(ReliabilityCli, ATraceStoppedBySigtermLeavesNoTemporary) {

@@ -69,7 +69,9 @@ PftraceSummary read_pftrace(const std::filesystem::path& file, const PftraceCall
     bool eof = false;
     varint(tag, eof);
     if (eof) break;
-    if (tag != 0x0a) fail("not a Trace.packet field (tag " + std::to_string(tag) + "): not a Perfetto trace, or corrupt");
+    if (tag != 0x0a)
+      fail("not a Trace.packet field (tag " + std::to_string(tag) + "): not a Perfetto trace, or corrupt" +
+           (file.extension() == ".json" ? " (a --format json trace? this wants the native trace.pftrace)" : ""));
     varint(len, eof);
     if (eof) fail("truncated (the file ends inside a packet header)");
     if (len > kMaxPacketBytes) fail("a packet of " + std::to_string(len) + " bytes (at most " + std::to_string(kMaxPacketBytes) + " expected)");
