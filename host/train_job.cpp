@@ -289,6 +289,11 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
               trainer.grid_cols(), trainer.grid_rows(), cfg.machine.name.c_str(), tc.batch_size,
               tc.memoryx.encoding == StreamEncoding::Sparse ? "sparse" : "dense", tc.memoryx.optimizer.kind.c_str(), workers,
               cc.adaptive_workers && wafer_workers > 1 ? " (each pass on 1 or all of a wafer's workers, as measured faster)" : "");
+  // A test set smaller than a batch scores nothing (whole batches only): said, not left for a
+  // user to find as "test_samples: 0" in the report.
+  if (tc.eval_samples && tc.eval_samples < tc.batch_size)
+    std::printf("  note: data.eval_samples (%u) is less than one batch (%u): no test pass runs (the test set is scored in whole "
+                "batches)\n", unsigned(tc.eval_samples), unsigned(tc.batch_size));
   // A sparse wavelet is a 16-bit value and its 16-bit position: in fp32 precision the weights
   // still cross the fabric as fp16. Said, not left for a user to find in the losses.
   if (tc.memoryx.encoding == StreamEncoding::Sparse && !tc.mixed)

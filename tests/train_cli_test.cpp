@@ -112,6 +112,7 @@ TEST(TrainCli, ATestSetSmallerThanABatchDoesNotBreakThePipeline) {
   ASSERT_EQ(a.code, 0) << a.text;
   Output b = wse("run " + write("eval8.yaml", base + "data: {train_samples: 64, eval_samples: 8}\n").string() + " --out " + small.string());
   ASSERT_EQ(b.code, 0) << b.text;
+  EXPECT_NE(b.text.find("note: data.eval_samples (8) is less than one batch (16): no test pass runs"), std::string::npos) << b.text;
   const nlohmann::json ja = nlohmann::json::parse(std::ifstream(none / "report.json"));
   const nlohmann::json jb = nlohmann::json::parse(std::ifstream(small / "report.json"));
   EXPECT_EQ(jb["test_samples"], 0);
