@@ -1,13 +1,10 @@
 #include "host/checkpoint_command.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <vector>
 
+#include "io/output_dir.hpp"
 #include "io/output_file.hpp"
 
 namespace wse {
@@ -34,7 +31,7 @@ uint64_t finalize_checkpoint(Checkpoint& ckpt) {
 // read-only folder or a full disk was found only after the whole checkpoint was read and
 // converted, and left the folders it had made.
 struct OutputFolder {
-  std::vector<std::filesystem::path> created;  // outermost first
+  std::vector<std::filesystem::path> made;
   bool written = false;
 
   explicit OutputFolder(const std::filesystem::path& output) {
@@ -44,42 +41,17 @@ struct OutputFolder {
                         (output / "dense.safetensors").lexically_normal().string());
     check_replaceable(output, "--output");
     const std::filesystem::path dir = output.parent_path().empty() ? std::filesystem::path(".") : output.parent_path();
-    std::error_code ec;
-    std::vector<std::filesystem::path> missing;
-    for (std::filesystem::path p = dir; !p.empty() && !std::filesystem::exists(std::filesystem::symlink_status(p, ec)); p = p.parent_path()) {
-      missing.insert(missing.begin(), p);
-      if (p == p.parent_path()) break;
+    made = make_missing_folders(dir, "--output's folder");
+    try {
+      if (!std::filesystem::is_directory(dir)) throw OutputError("--output " + output.string() + ": " + dir.string() + " is not a folder");
+      probe_writable(dir, "--output's folder");
+    } catch (const OutputError&) {
+      remove_made_folders(made);
+      throw;
     }
-    for (const std::filesystem::path& p : missing) {
-      if (!std::filesystem::create_directory(p, ec) && ec) {
-        const int err = ec.value();
-        undo();
-        throw_output_error("--output", output, "create its folder " + p.string(), err);
-      }
-      created.push_back(p);
-    }
-    if (!std::filesystem::is_directory(dir, ec)) {
-      undo();
-      throw OutputError("--output " + output.string() + ": " + dir.string() + " is not a folder");
-    }
-    const std::filesystem::path probe = dir / (".wse-probe-" + std::to_string(::getpid()));
-    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) {
-      const int err = errno;
-      undo();
-      throw_output_error("--output", output, "write in " + dir.string(), err);
-    }
-    ::close(fd);
-    ::unlink(probe.c_str());
-  }
-  void undo() {
-    std::error_code ec;
-    for (auto it = created.rbegin(); it != created.rend(); ++it)
-      if (!std::filesystem::remove(*it, ec)) break;
-    created.clear();
   }
   ~OutputFolder() {
-    if (!written) undo();
+    if (!written) remove_made_folders(made);
   }
 };
 

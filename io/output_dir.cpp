@@ -93,6 +93,39 @@ void remove_stale_temporaries_of(const fs::path& dir, const std::vector<std::str
 
 }  // namespace
 
+std::vector<fs::path> make_missing_folders(const fs::path& dir, const std::string& what) {
+  std::error_code ec;
+  std::vector<fs::path> missing, made;
+  for (fs::path p = dir; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    missing.insert(missing.begin(), p);
+    if (p == p.parent_path()) break;
+  }
+  for (const fs::path& p : missing) {
+    if (!fs::create_directory(p, ec) && ec) {
+      const int err = ec.value();
+      remove_made_folders(made);
+      throw_output_error(what, dir, p == dir ? "create it" : "create it (at " + p.string() + ")", err);
+    }
+    made.push_back(p);
+  }
+  return made;
+}
+
+void remove_made_folders(std::vector<fs::path>& made) {
+  std::error_code ec;
+  for (auto it = made.rbegin(); it != made.rend(); ++it)
+    if (!fs::remove(*it, ec)) break;  // not empty (or gone): leave it and its parents
+  made.clear();
+}
+
+void probe_writable(const fs::path& dir, const std::string& what) {
+  const fs::path probe = dir / (".wse-probe-" + std::to_string(getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) throw_output_error(what, dir, "write there", errno);
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
 bool path_inside(const fs::path& path, const fs::path& dir) {
   std::error_code ec;
   const fs::path rel = fs::weakly_canonical(fs::absolute(path), ec).lexically_relative(fs::weakly_canonical(fs::absolute(dir), ec));
@@ -117,34 +150,13 @@ OutputDir::OutputDir(fs::path dir, OutputDirOptions options) : dir_(std::move(di
   if (!fs::exists(st) && fs::is_symlink(fs::symlink_status(dir_, ec)))
     throw OutputError(what + " " + dir_.string() + ": a symbolic link to " + fs::read_symlink(dir_, ec).string() +
                       ", which does not exist; create that directory, or name another");
-  if (!fs::exists(st)) {
-    // Remember what we create, outermost first, to take it away again if nothing is written.
-    std::vector<fs::path> missing;
-    for (fs::path p = dir_; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
-      missing.insert(missing.begin(), p);
-      if (p == p.parent_path()) break;
-    }
-    for (const fs::path& p : missing) {
-      if (!fs::create_directory(p, ec) && ec) {
-        const int err = ec.value();
-        for (auto it = created_.rbegin(); it != created_.rend(); ++it) fs::remove(*it, ec);
-        created_.clear();
-        throw_output_error(what, dir_, p == dir_ ? "create it" : "create it (at " + p.string() + ")", err);
-      }
-      created_.push_back(p);
-    }
+  created_ = make_missing_folders(dir_, what);  // taken away again if nothing is written
+  try {
+    probe_writable(dir_, what);  // now, not after the run
+  } catch (const OutputError&) {
+    remove_made_folders(created_);
+    throw;
   }
-  // Prove it writable now, not after the run: a probe file, made and removed.
-  const fs::path probe = dir_ / (".wse-probe-" + std::to_string(getpid()));
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    const int err = errno;
-    for (auto it = created_.rbegin(); it != created_.rend(); ++it) fs::remove(*it, ec);
-    created_.clear();
-    throw_output_error(what, dir_, "write there", err);
-  }
-  ::close(fd);
-  ::unlink(probe.c_str());
 
   std::vector<std::string> present = contents(dir_, what);
   // A record with nothing beside it (a run stopped before its first file) is no output to keep apart.
@@ -167,10 +179,7 @@ OutputDir::OutputDir(fs::path dir, OutputDirOptions options) : dir_(std::move(di
 }
 
 OutputDir::~OutputDir() {
-  if (claimed_) return;
-  std::error_code ec;
-  for (auto it = created_.rbegin(); it != created_.rend(); ++it)
-    if (!fs::remove(*it, ec)) break;  // not empty (or gone): leave it and its parents
+  if (!claimed_) remove_made_folders(created_);
 }
 
 void OutputDir::claim() {

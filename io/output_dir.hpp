@@ -13,6 +13,15 @@
 
 namespace wse {
 
+// Makes `dir` and its missing parents, outermost first, and returns the folders it made; on a
+// failure it takes them away again and throws OutputError "<what> <dir>: cannot create it".
+std::vector<std::filesystem::path> make_missing_folders(const std::filesystem::path& dir, const std::string& what);
+// Removes folders make_missing_folders made, innermost first, while they are empty; clears `made`.
+void remove_made_folders(std::vector<std::filesystem::path>& made);
+// Proves `dir` writable with a probe file, made and removed; OutputError "<what> <dir>: cannot
+// write there: <reason>" if not.
+void probe_writable(const std::filesystem::path& dir, const std::string& what);
+
 // Whether `path` is `dir` or lies under it (both as they would resolve now).
 bool path_inside(const std::filesystem::path& path, const std::filesystem::path& dir);
 
