@@ -7,6 +7,7 @@
 
 #include "cluster/cluster.hpp"
 #include "host/batch_order.hpp"
+#include "host/training_data.hpp"
 #include "host/memory_budget.hpp"
 #include "core/errors.hpp"
 #include "io/output_dir.hpp"
@@ -136,8 +137,9 @@ int run_baseline(const RunConfig& cfg, const std::filesystem::path& out_dir, boo
                       "initial weights, not from a checkpoint (it would not be the run it claims to match); remove the field for the baseline");
   check_baseline_memory(cfg);  // before anything big is built
   OutputDir out(out_dir, {"--out", overwrite, false, command, {{cfg.source, "the config this run reads"}}});
-  Dataset train = load_idx_dataset(tc.data_dir, "train", tc.train_samples, "config " + cfg.source.string() + ": field 'data.train_samples'");
-  Dataset test = tc.eval_samples ? load_idx_dataset(tc.data_dir, "t10k", tc.eval_samples, "config " + cfg.source.string() + ": field 'data.eval_samples'") : Dataset{};
+  const std::string where = "config " + cfg.source.string();
+  Dataset train = load_train_set(tc, where);
+  Dataset test = tc.eval_samples ? load_data_set(tc, where, test_set(tc)) : Dataset{};
   const uint32_t per_epoch = BatchOrder(train.count, tc.batch_size, tc.shuffle, tc.memoryx.seed).steps_per_epoch();
   const uint64_t steps = std::min<uint64_t>(uint64_t(per_epoch) * tc.epochs, tc.max_steps ? tc.max_steps : UINT64_MAX);
   std::printf("wse baseline: %s on the host (Eigen, fp32), %llu steps of %u, same init, data order and optimizer as the wafer run\n",

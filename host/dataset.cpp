@@ -17,12 +17,18 @@ namespace {
 constexpr uint32_t kImageMagic = 0x00000803, kLabelMagic = 0x00000801;
 constexpr uint32_t kMaxFeatures = 1u << 24;  // 4096 x 4096 pixels: far beyond any IDX image set
 
+// The plain file when both are there (docs/config-reference.md, data.dir).
 std::filesystem::path find(const std::filesystem::path& dir, const std::string& name) {
-  for (const std::string& candidate : {name, name + ".gz"})
-    if (std::filesystem::exists(dir / candidate)) {
+  for (const std::string& candidate : {name, name + ".gz"}) {
+    std::error_code ec;
+    const bool there = std::filesystem::exists(dir / candidate, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory)  // a link loop, a path through a file, no permission
+      throw UsageError("dataset file " + (dir / candidate).string() + ": " + ec.message());
+    if (there) {
       check_regular_input(dir / candidate, "dataset file " + (dir / candidate).string());  // a FIFO there blocked gzopen for ever
       return dir / candidate;
     }
+  }
   throw UsageError("dataset file " + (dir / name).string() + "[.gz] not found (Debian: apt-get install dataset-fashion-mnist)");
 }
 
@@ -41,9 +47,33 @@ struct Reader {
     auto* p = static_cast<uint8_t*>(out);
     while (n) {  // gzread takes an unsigned count: read in pieces
       const unsigned chunk = unsigned(std::min<uint64_t>(n, 1u << 30));
-      if (gzread(f.get(), p, chunk) != int(chunk)) fail(path, "truncated or not gzip/IDX");
+      if (gzread(f.get(), p, chunk) != int(chunk)) {
+        const std::string z = zlib_says();
+        fail(path, z.empty() ? "truncated or not gzip/IDX" : "the gzip stream is damaged or cut short" + z);
+      }
       p += chunk, n -= chunk;
     }
+  }
+  // Reads to the end, so that a gzipped file's checksum is checked even when only its first
+  // samples are used (zlib checks a member's CRC only at its end): a damaged file must not train
+  // or score quietly on the bytes before the damage.
+  void check_to_end() {
+    std::vector<uint8_t> scratch(1 << 16);
+    for (;;) {
+      const int n = gzread(f.get(), scratch.data(), unsigned(scratch.size()));
+      if (n < 0) fail(path, "the gzip stream is damaged" + zlib_says());
+      if (n == 0) return;
+    }
+  }
+  // zlib's own words for a failed read ("incorrect data check": a CRC that does not match),
+  // without the path gzerror puts first (the message names the file already).
+  std::string zlib_says() {
+    int code = Z_OK;
+    const char* msg = gzerror(f.get(), &code);
+    if (code == Z_OK || code == Z_STREAM_END || !msg || !*msg) return {};
+    std::string m = msg;
+    if (const std::string prefix = path.string() + ": "; m.rfind(prefix, 0) == 0) m.erase(0, prefix.size());
+    return " (zlib: " + m + ")";
   }
   uint32_t be32() {
     uint8_t b[4];
@@ -69,22 +99,26 @@ uint64_t content_size(const std::filesystem::path& p, bool& exact) {
   return uint64_t(t[0]) | uint64_t(t[1]) << 8 | uint64_t(t[2]) << 16 | uint64_t(t[3]) << 24;
 }
 
-// What a gzip stream really holds, decompressed to its end: only when its trailer disagreed with
-// the header (a cut-short file's last four bytes are not a trailer, so the size they give is not
-// one to print).
-std::string gzip_content(const std::filesystem::path& p) {
+// What a gzip file really holds, decompressed to its end: read only when its last four bytes
+// disagree with the header. They are the size only for a single member with nothing after it; a
+// file of several members (gzread joins them, as gunzip does) or with bytes after its end (which
+// gzread ignores, as gunzip does) holds what it holds, and a cut-short file's last four bytes are
+// no size at all.
+struct GzipContent {
+  uint64_t bytes = 0;
+  std::string damage;  // " (zlib: ...)"; empty: the stream read to its end
+};
+GzipContent gzip_content(const std::filesystem::path& p) {
   Reader r(p);
   std::vector<uint8_t> buf(1 << 20);
-  uint64_t total = 0;
+  GzipContent c;
   for (;;) {
     const int n = gzread(r.f.get(), buf.data(), unsigned(buf.size()));
-    if (n > 0) total += uint64_t(n);
+    if (n > 0) c.bytes += uint64_t(n);
     if (n < int(buf.size())) {
-      int code = Z_OK;
-      const char* msg = gzerror(r.f.get(), &code);
-      if (n < 0 || (code != Z_OK && code != Z_STREAM_END))
-        return "a gzip stream that is damaged or cut short after " + std::to_string(total) + " bytes (zlib: " + msg + ")";
-      return "a gzip stream of " + std::to_string(total) + " bytes";
+      c.damage = r.zlib_says();
+      if (n < 0 && c.damage.empty()) c.damage = " (zlib: read error)";
+      return c;
     }
   }
 }
@@ -92,9 +126,13 @@ std::string gzip_content(const std::filesystem::path& p) {
 void check_length(const std::filesystem::path& p, uint64_t expected, const std::string& what) {
   bool exact = true;
   const uint64_t have = content_size(p, exact);
-  if (exact ? have != expected : have != (expected & 0xffffffffu))
-    fail(p, "the header says " + what + ", " + std::to_string(expected) + " bytes in all, but the file holds " +
-                (exact ? std::to_string(have) + " bytes" : gzip_content(p)));
+  if (exact ? have == expected : have == (expected & 0xffffffffu)) return;
+  const std::string says = "the header says " + what + ", " + std::to_string(expected) + " bytes in all, but the file holds ";
+  if (exact) fail(p, says + std::to_string(have) + " bytes");
+  const GzipContent c = gzip_content(p);
+  if (!c.damage.empty())
+    fail(p, says + "a gzip stream that is damaged or cut short after " + std::to_string(c.bytes) + " bytes" + c.damage);
+  if (c.bytes != expected) fail(p, says + "a gzip stream of " + std::to_string(c.bytes) + " bytes");
 }
 
 }  // namespace
@@ -148,6 +186,8 @@ Dataset load_idx_files(const std::filesystem::path& images, const std::filesyste
   img.read(raw.data(), raw.size());
   d.labels.resize(d.count);
   lab.read(d.labels.data(), d.labels.size());
+  img.check_to_end();
+  lab.check_to_end();
   d.images.resize(raw.size());
   for (size_t i = 0; i < raw.size(); ++i) d.images[i] = float(raw[i]) / 255.0f;
   for (uint32_t i = 0; i < d.count; ++i)

@@ -82,8 +82,8 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
               (unsigned long long)j["wavelets"].get<uint64_t>(), (unsigned long long)j["wavelet_hops"].get<uint64_t>(),
               100 * j["link_util_max"].get<double>(), (unsigned long long)j["backpressure_cycles"].get<uint64_t>());
   std::printf("  SRAM high water   %u bytes per PE\n", j["sram_high_water_bytes"].get<uint32_t>());
-  std::printf("  host              %.3f s, %.3g PE-cycles/s", j["host_seconds"].get<double>(),
-              j["pe_cycles_per_second"].get<double>());
+  std::printf("  host              %.3f s, %.3g PE-cycles/s, peak memory %s", j["host_seconds"].get<double>(),
+              j["pe_cycles_per_second"].get<double>(), wse::format_bytes(j["peak_rss_bytes"].get<uint64_t>()).c_str());
   // A key the report may not have (`waiting` only with two workers or more): operator[] on a
   // const json reading a missing key is undefined behaviour (it crashed a one-worker run, rarely).
   static const nlohmann::json kNone = nlohmann::json::array();

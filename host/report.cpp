@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "io/memory_limit.hpp"
+
 namespace wse {
 
 namespace {
@@ -120,6 +122,9 @@ nlohmann::json make_report(const RunConfig& cfg, const Wafer& wafer, const Wafer
   // the mesh counts, busy or not), so the two can be set side by side.
   j["tile_cycles_per_second"] =
       run.host_seconds > 0 ? double(wafer.shape().width) * double(wafer.shape().height) * double(run.cycles) / run.host_seconds : 0.0;
+  // The host memory the process has held so far: the run's, set beside the estimate it was
+  // checked against before the build (docs/reliability.md, Memory before allocation).
+  j["peak_rss_bytes"] = peak_rss_bytes();
   j["checksum"] = hex;
   return j;
 }

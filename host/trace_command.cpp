@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "host/dataset.hpp"
+#include "host/training_data.hpp"
 #include "host/config.hpp"
 #include "fabric/partition.hpp"
 #include "host/memory_budget.hpp"
@@ -194,8 +194,10 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt, 
   if (layer == tc.layers.size())
     throw UsageError("--layer '" + opt.layer + "': config " + cfg.source.string() + " has layers fc1 .. fc" +
                      std::to_string(tc.layers.size() - 1));
-  IdxInfo data_info = inspect_idx_dataset(tc.data_dir, "train");  // before any work
-  if (data_info.count < tc.batch_size) throw UsageError("dataset in " + tc.data_dir.string() + " holds fewer samples than one batch");
+  // The one batch the traced step takes: its files, and images of the size the model takes,
+  // checked before any work.
+  const DataSetRequest one_batch{"train", tc.batch_size, "training.batch_size"};
+  inspect_data_set(tc, "config " + cfg.source.string(), one_batch);
   OutputDir out(opt.out, {"--out", opt.overwrite, false, opt.command, {{cfg.source, "the config this run reads"}}});
   ClusterConfig cc = cluster_config(cfg);
   cc.detail = {};  // the traced step runs cycle by cycle, whatever training.detail says
@@ -204,7 +206,7 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt, 
   say_tracing(cfg, opt, opt.layer, trainer.wafer_threads());
   LayerTraceObserver observer(cfg, opt, out, layer, opt.pass == "bwd");
   trainer.set_observer(&observer);
-  Dataset data = load_idx_dataset(tc.data_dir, "train", tc.batch_size, "config " + cfg.source.string() + ": field 'training.batch_size'");
+  Dataset data = load_data_set(tc, "config " + cfg.source.string(), one_batch);
   trainer.train_step(data.images.data(), data.labels.data());
 
   if (!observer.done) throw std::logic_error("trace: the traced kernel did not run");

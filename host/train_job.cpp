@@ -1,7 +1,6 @@
 #include "host/train_job.hpp"
 
 #include <signal.h>
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cmath>
@@ -14,12 +13,13 @@
 #include "core/log.hpp"
 #include "fabric/partition.hpp"
 #include "host/batch_order.hpp"
-#include "host/dataset.hpp"
+#include "host/training_data.hpp"
 #include "host/config.hpp"
 #include "host/interrupt.hpp"
 #include "host/progress.hpp"
 #include "host/report.hpp"
 #include "host/thread_choice.hpp"
+#include "io/memory_limit.hpp"
 #include "io/output_dir.hpp"
 #include "io/output_file.hpp"
 #include "tools/viz/line_plot.hpp"
@@ -72,13 +72,6 @@ uint64_t test_stop_after_step() {
 }
 // Tests only: WSE_TEST_STOP_IN_FINAL_TEST_PASS=1 stops it after the final test pass's first batch.
 bool test_stop_in_final_test_pass() { return std::getenv("WSE_TEST_STOP_IN_FINAL_TEST_PASS") != nullptr; }
-
-// The most host memory this process has held so far (Linux reports KiB).
-uint64_t peak_rss_bytes() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return uint64_t(u.ru_maxrss) * 1024;
-}
 
 // Where the printed resume command writes: beside --out, named after it ("run/" and "." give no
 // "run/_resumed" inside it or hidden "._resumed").
@@ -265,15 +258,11 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
                                                            {{cfg.source, "the config this run reads"}}});
     }
   }
-  // The data's headers and lengths too, before MemoryX and the wafers are built.
-  if (!modes.validate_only && !modes.compile_only) {
-    const IdxInfo info = inspect_idx_dataset(tc.data_dir, "train");
-    check_sample_count(info, tc.train_samples, where + ": field 'data.train_samples'");
-    if (info.features() != tc.layers.front())
-      throw ConfigError(where + ": field 'model.layers': the first layer takes " + std::to_string(tc.layers.front()) + " inputs, but " +
-                        info.images.string() + " holds images of " + std::to_string(info.rows) + " x " + std::to_string(info.cols) +
-                        " = " + std::to_string(info.features()) + " pixels");
-    if (tc.eval_samples) check_sample_count(inspect_idx_dataset(tc.data_dir, "t10k"), tc.eval_samples, where + ": field 'data.eval_samples'");
+  // The data's headers and lengths too, before MemoryX and the wafers are built (--validate_only
+  // then reads the samples too, after the layers have been mapped).
+  if (!modes.compile_only) {
+    inspect_train_set(tc, where);
+    if (tc.eval_samples) inspect_data_set(tc, where, test_set(tc));
   }
 
   ClusterConfig cc = cluster_config(cfg);
@@ -308,18 +297,10 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
                 (unsigned long long)is.tensors, (unsigned long long)is.ops_recorded, (unsigned long long)is.ops_pruned,
                 is.record_seconds + is.materialize_seconds, double(is.store_bytes) / (1 << 20), double(init_rss) / (1 << 20));
   }
-  // The run's data: both files of each set found and consistent, and a batch at least.
-  auto load_train_set = [&] {
-    Dataset set = load_idx_dataset(tc.data_dir, "train", tc.train_samples, where + ": field 'data.train_samples'");
-    if (BatchOrder(set.count, tc.batch_size, tc.shuffle, tc.memoryx.seed).steps_per_epoch() == 0)
-      throw ConfigError(where + ": data.train_samples (" + std::to_string(set.count) + ") is smaller than one batch (" +
-                        std::to_string(tc.batch_size) + ")");
-    return set;
-  };
   if (modes.validate_only) {
     // What a run would load first (a missing or damaged dataset was found only by the run).
-    load_train_set();
-    if (tc.eval_samples) load_idx_dataset(tc.data_dir, "t10k", tc.eval_samples, where + ": field 'data.eval_samples'");
+    load_train_set(tc, where);
+    if (tc.eval_samples) load_data_set(tc, where, test_set(tc));
     print_sparsity_plan(trainer.memoryx());
     nlohmann::json plan = trainer.mesh_program();
     std::printf("  valid: every layer maps and the data loads; peak SRAM per PE %u of %u bytes\n", plan["sram_plan"]["peak_bytes_max"].get<uint32_t>(),
@@ -348,8 +329,8 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     return 0;
   }
 
-  Dataset train = load_train_set();
-  Dataset test = tc.eval_samples ? load_idx_dataset(tc.data_dir, "t10k", tc.eval_samples, where + ": field 'data.eval_samples'") : Dataset{};
+  Dataset train = load_train_set(tc, where);
+  Dataset test = tc.eval_samples ? load_data_set(tc, where, test_set(tc)) : Dataset{};
   BatchOrder order(train.count, tc.batch_size, tc.shuffle, tc.memoryx.seed);
   const uint32_t steps_per_epoch = order.steps_per_epoch();
   const uint64_t first = trainer.memoryx().step();

@@ -145,6 +145,12 @@ std::string format_bytes(uint64_t bytes) {
   return buf;
 }
 
+uint64_t peak_rss_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return uint64_t(u.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
 void check_memory(uint64_t need, const std::string& what, const std::string& advice) {
   const MemoryLimit limit = memory_limit();
   if (need <= limit.bytes) return;

@@ -30,6 +30,10 @@ std::string format_bytes(uint64_t bytes);
 // `need` is over the limit in force.
 void check_memory(uint64_t need, const std::string& what, const std::string& advice = "");
 
+// The most host memory this process has held so far (getrusage's ru_maxrss): what a report gives
+// as `peak_rss_bytes`, the figure the estimate above is measured against (docs/reliability.md).
+uint64_t peak_rss_bytes();
+
 // a * b, saturating at UINT64_MAX: sizes computed from untrusted dimensions never wrap.
 inline uint64_t mul_sat(uint64_t a, uint64_t b) {
   uint64_t r;

@@ -31,8 +31,12 @@ TEST(Cli, RunWritesTheReport) {
   std::ifstream in(out / "report.json");
   nlohmann::json j = nlohmann::json::parse(in);
   for (const char* key : {"mesh", "threads", "cycles", "macs", "wavelets", "link_util_max", "backpressure_cycles",
-                          "sram_high_water_bytes", "host_seconds", "pe_cycles_per_second", "tile_cycles_per_second", "checksum"})
+                          "sram_high_water_bytes", "host_seconds", "pe_cycles_per_second", "tile_cycles_per_second", "peak_rss_bytes", "checksum"})
     EXPECT_TRUE(j.contains(key)) << key;
+  // The process's peak resident memory: more than the megabytes any run of the binary maps and
+  // touches, far less than a 6 x 5 mesh could need.
+  EXPECT_GT(j["peak_rss_bytes"].get<uint64_t>(), 1u << 20);
+  EXPECT_LT(j["peak_rss_bytes"].get<uint64_t>(), 1u << 30);
   EXPECT_EQ(j["mesh"]["width"], 6);
   EXPECT_EQ(j["mesh"]["height"], 5);
   EXPECT_EQ(j["threads"], 2);

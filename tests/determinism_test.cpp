@@ -22,6 +22,7 @@ nlohmann::json wafer_part(nlohmann::json j) {
   j.erase("host_seconds");
   j.erase("pe_cycles_per_second");
   j.erase("tile_cycles_per_second");
+  j.erase("peak_rss_bytes");
   return j;
 }
 

@@ -209,6 +209,34 @@ TEST(DatasetValidation, HeadersAreCheckedAgainstTheFilesBeforeAnythingIsRead) {
   std::string labels = idx(0x801, {3}, 0);
   labels += std::string("\x01\x0c\x02", 3);
   bad_idx(idx(0x803, {3, 4, 4}, 48), labels, {"labels-idx1-ubyte", "label 12 of sample 1 is not a class 0-9"});
+  // A gzip file is read to its end, even when only its first samples are used: zlib checks the
+  // CRC there, and a damaged file was used quietly when the damage lay past the samples read.
+  {
+    std::string crc = gz(idx(0x803, {3, 4, 4}, 48));
+    crc[crc.size() - 8] ^= 0x55;  // the trailer's CRC-32, before its size
+    const fs::path ci = test::write_file(dir() / "crc-images", crc);
+    test::expect_error<UsageError>([&] { load_idx_files(ci, gl, 1, "test"); }, {"crc-images", "damaged", "incorrect data check"});
+  }
+  // As gunzip reads them: bytes after the stream's end are ignored, and members are joined (the
+  // last four bytes are no size then; the message said the file held the bytes it expected).
+  {
+    const std::string whole = idx(0x803, {3, 4, 4}, 48);
+    const fs::path trailing = test::write_file(dir() / "trailing-images", gz(whole) + std::string(8, '\0'));
+    const fs::path members = test::write_file(dir() / "member-images", gz(whole.substr(0, 20)) + gz(whole.substr(20)));
+    for (const fs::path& p : {trailing, members}) {
+      const Dataset joined = load_idx_files(p, gl, 0, "test");
+      EXPECT_EQ(joined.count, 3u) << p;
+      EXPECT_EQ(joined.images, d.images) << p;
+    }
+  }
+  // A link loop where a file should be: named, not a bare filesystem_error.
+  {
+    const fs::path loop = test::fresh_dir(dir() / "loop");
+    fs::create_directories(loop);
+    fs::create_symlink(loop / "train-images-idx3-ubyte", loop / "train-images-idx3-ubyte");
+    test::expect_error<UsageError>([&] { inspect_idx_dataset(loop, "train"); },
+                                   {"dataset file " + (loop / "train-images-idx3-ubyte").string(), "Too many levels of symbolic links"});
+  }
   // Consistent, but more than the memory in force.
   set_memory_limit(1000);
   bad_idx(idx(0x803, {3, 16, 16}, 768), idx(0x801, {3}, 3), {"needs about", "but only 1000 bytes is available"});

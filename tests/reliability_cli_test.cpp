@@ -220,6 +220,60 @@ TEST(ReliabilityCli, ADatasetThatContradictsItselfIsRefusedBeforeTraining) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// An IDX file of `count` images of `side` x `side` pixels, or (side 0) of `count` labels.
+std::string idx_file(uint32_t count, uint32_t side) {
+  std::string s;
+  auto be = [&](uint32_t v) {
+    for (int sh = 24; sh >= 0; sh -= 8) s.push_back(char(v >> sh));
+  };
+  be(side ? 0x803 : 0x801);
+  be(count);
+  if (side) be(side), be(side);
+  s.append(size_t(count) * (side ? side * side : 1), char(1));
+  return s;
+}
+
+// Images of another size than the model's first layer takes: only the training set's were
+// checked, and only by `wse run`, so a 14 x 14 test set was read 784 floats a sample past the
+// end of its buffer and scored as garbage with exit 0 (a loss of 6.57e9 one run, 2.68e29 the
+// next), by `run` and `baseline`; `--validate_only` passed a training set the run then refused,
+// and `trace` read the training step's batch past its end.
+TEST(ReliabilityCli, ASetOfAnotherImageSizeIsRefusedByEveryCommand) {
+  const fs::path real = "/usr/share/datasets/fashion-mnist";
+  const fs::path small_test = wse::test::fresh_dir(dir() / "small_test"), small_train = wse::test::fresh_dir(dir() / "small_train");
+  fs::create_directories(small_test), fs::create_directories(small_train);
+  for (const char* f : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"}) fs::copy_file(real / f, small_test / f);
+  for (const char* f : {"t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"}) fs::copy_file(real / f, small_train / f);
+  wse::test::write_file(small_test / "t10k-images-idx3-ubyte", idx_file(64, 14));
+  wse::test::write_file(small_test / "t10k-labels-idx1-ubyte", idx_file(64, 0));
+  wse::test::write_file(small_train / "train-images-idx3-ubyte", idx_file(128, 14));
+  wse::test::write_file(small_train / "train-labels-idx1-ubyte", idx_file(128, 0));
+  auto with_data = [&](const fs::path& data, const std::string& name) {
+    std::string cfg = kTrain;
+    cfg.replace(cfg.find("data: {"), 7, "data: {dir: " + data.string() + ", ");
+    return config(name, cfg).string();
+  };
+  const std::string test_cfg = with_data(small_test, "small_test.yaml"), train_cfg = with_data(small_train, "small_train.yaml");
+  const std::string test_images = (small_test / "t10k-images-idx3-ubyte").string(), train_images = (small_train / "train-images-idx3-ubyte").string();
+  const fs::path out = dir() / "small_out";
+  struct Case {
+    std::string command, file;
+  };
+  for (const Case& c : {Case{"run " + test_cfg + " --threads 1", test_images}, Case{"run " + test_cfg + " --validate_only", test_images},
+                        Case{"baseline " + test_cfg, test_images}, Case{"run " + train_cfg + " --threads 1", train_images},
+                        Case{"run " + train_cfg + " --validate_only", train_images}, Case{"baseline " + train_cfg, train_images},
+                        Case{"trace " + train_cfg + " --layer fc1 --threads 1", train_images}}) {
+    fs::remove_all(out);
+    Output o = wse(c.command + " --out " + out.string());
+    EXPECT_EQ(o.code, 2) << c.command << "\n" << o.text;
+    EXPECT_NE(o.text.find("field 'model.layers': the first layer takes 784 inputs, but " + c.file + " holds images of 14 x 14 = 196 pixels"),
+              std::string::npos)
+        << c.command << "\n" << o.text;
+    EXPECT_EQ(o.text.find("init:"), std::string::npos) << c.command << ": built the model before checking the data:\n" << o.text;
+    EXPECT_FALSE(fs::exists(out / "report.json")) << c.command;
+  }
+}
+
 // An output written to a temporary and renamed replaces what is at its path: a device or a pipe
 // there is the user's (`finalize-checkpoint --output /dev/null` made /dev/null a regular file).
 TEST(ReliabilityCli, AnOutputNeverReplacesAPipeOrADevice) {
