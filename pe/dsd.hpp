@@ -20,10 +20,14 @@ namespace wse {
 // A kind of its own, so the builtins' fast path (PeContext::builtin) needs no test for it.
 enum class DsdKind : uint8_t { None, Mem, FabIn, FabOut, Scalar, BadStride };
 
+// A scalar's type, in its flags: CSL's scalars are typed, and an op refuses one of the other type
+// (an fp32 1.0 read as fp16 bits was 0, silently).
+constexpr uint8_t kScalarF16 = 1;
+
 struct Dsd {
   DsdKind kind = DsdKind::None;
   Colour colour = 0;     // FabIn / FabOut
-  uint8_t flags = 0;     // FabOut: kAdvanceSwitch (on its last wavelet), kControl (control wavelets)
+  uint8_t flags = 0;     // FabOut: kAdvanceSwitch (on its last wavelet), kControl (control wavelets); Scalar: kScalarF16 or 0 (fp32)
   int32_t stride = 1;    // Mem: in elements (0 = the same element every time)
   uint32_t offset = 0;   // Mem: SRAM byte offset; Scalar: the value's bits
   uint32_t length = 0;   // elements (a scalar has none)
@@ -55,6 +59,7 @@ inline Dsd scalar_f32(float v) {
 }
 inline Dsd scalar_f16(_Float16 v) {
   Dsd d{DsdKind::Scalar};
+  d.flags = kScalarF16;
   uint16_t bits;
   std::memcpy(&bits, &v, 2);
   d.offset = bits;

@@ -437,8 +437,11 @@ void Pe::start_main(TileId self, Cycle now, Scheduler& s, const MachineSpec& spe
     if (a.op.opts.async) {
       // Launched from the queue: the microthread starts it after its DSD setup.
       uint8_t k = a.op.opts.microthread < 0 ? uint8_t(std::countr_zero(~uts_active_)) : uint8_t(a.op.opts.microthread);
-      if (k >= microthreads_ || (uts_active_ >> k & 1u))
+      if (k >= microthreads_)
         fail(&a, "no free microthread for an asynchronous op (" + std::to_string(microthreads_) + " on " + spec.name + ")");
+      if (uts_active_ >> k & 1u)
+        fail(&a, "microthread " + std::to_string(k) + " still runs @" + std::string(uts_[k].op.name) + " (issued by " +
+                     task_label(uts_[k].task_local, uts_[k].task) + "): one op per microthread at a time");
       claim(a);
       ActiveOp& slot = microthread_slot(k);  // `a` is in the queue, not among the microthreads
       slot = a;
@@ -458,6 +461,9 @@ void Pe::start_main(TileId self, Cycle now, Scheduler& s, const MachineSpec& spe
         c.op = a.op.name, c.finish = busy_until_;
         log(c);
       }
+      // What it activates or unblocks on completion (it was dropped here: a task it activated
+      // never ran). Pending from now, it starts when the main thread is free, after the op.
+      complete(a.op.opts);
       return;
     }
     claim(a);
@@ -582,8 +588,11 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
       if (busy_until_ > now) ++busy_until_;  // the main thread's SIMD work pauses for a cycle
       if (work_until_ > now) ++work_until_;
     }
-  } else if (no_room) {
-    stall_from_ = now;  // the datapath waits for an output queue to drain
+  } else if (no_room && now >= work_until_) {
+    // The datapath waits for an output queue to drain: a stall only when it has nothing else to
+    // do (the main thread's SIMD work goes on beside a microthread waiting for room, and was
+    // counted as stalled too: more datapath cycles than the run had).
+    stall_from_ = now;
   }
   // A cycle of setup: an op still being set up (rarely: most steps stop at the first test), no
   // datapath work (no element moved, no task or memory op computing) and no send stall.
@@ -610,7 +619,7 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
     consider(busy_until_);  // the main thread is free then and looks for work
   }
   // Sleeping with an op that waits for room: a send stall from the next cycle until woken.
-  if (stall_from_ == kNever && waits_room && next != soon) stall_from_ = soon;
+  if (stall_from_ == kNever && waits_room && next != soon) stall_from_ = std::max(soon, work_until_);
   // Sleeping, without a stall, while an op is set up: setup cycles from when the main thread is
   // free until woken (at the latest when the first op in setup is ready: consider() above).
   if (soon < setup_until_ && stall_from_ == kNever && next != soon && in_setup(std::max(soon, work_until_)))
@@ -658,6 +667,15 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
   if (op.dst.kind == DsdKind::None || op.dst.kind == DsdKind::Scalar || op.dst.kind == DsdKind::FabIn)
     bad("the destination must be a memory or fabric-output DSD");
   uint32_t n = op.dst.length;
+  // A source the op reads must be given (a default Dsd{} read as zeros, silently); a scalar must
+  // be of the type the op reads there (CSL's scalars are typed).
+  const bool binary = op.code != DsdOpCode::Mov && op.code != DsdOpCode::Neg && op.code != DsdOpCode::Cvt;
+  for (int k = 1; k < (binary ? 3 : 2); ++k)
+    if (ops[k]->kind == DsdKind::None) bad(std::string("source operand ") + (k == 1 ? "a" : "b") + " is an empty DSD (Dsd{}): give a memory, fabric-input or scalar DSD");
+  for (int k = 1; k < 3; ++k)
+    if (const Dsd& d = *ops[k]; d.kind == DsdKind::Scalar && ((d.flags & kScalarF16) != 0) != (types[k] == ElemType::F16))
+      bad(std::string("source operand ") + (k == 1 ? "a" : "b") + " is an " + ((d.flags & kScalarF16) ? "fp16 scalar (scalar_f16)" : "fp32 scalar (scalar_f32)") +
+          ", where @" + op.name + " reads " + (types[k] == ElemType::F16 ? "fp16: use scalar_f16" : "fp32: use scalar_f32"));
   for (int k = 1; k < 3; ++k) {
     const Dsd& d = *ops[k];
     if (d.kind == DsdKind::FabOut) bad("a source operand is a fabric-output DSD");
@@ -706,6 +724,8 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
         bad("sends on colour " + std::to_string(d.colour) + ", but its router has no route receiving that colour from the RAMP");
     }
   }
+  if (op.opts.microthread < -1)
+    bad("microthread " + std::to_string(op.opts.microthread) + " is out of range (-1, the default, takes the lowest free one)");
   if (op.opts.microthread >= int(pe.microthreads_))
     bad("microthread " + std::to_string(op.opts.microthread) + " is out of range (" + spec_.name + " has " +
         std::to_string(pe.microthreads_) + ")");
@@ -764,6 +784,9 @@ std::string PeContext::task_problem(const TaskRef& t, const char* what, const ch
 }
 
 void PeContext::check_task(const TaskRef& t, const char* what) const {
+  // A TaskRef{} names no task (it blocked colour 0's data task, which then never ran).
+  if (t.kind == TaskRef::None)
+    pe_.fail(nullptr, std::string(what) + " TaskRef{}, which names no task: use TaskRef::local(id) or TaskRef::data(colour)");
   if (std::string e = task_problem(t, what, ""); !e.empty()) pe_.fail(nullptr, e);
 }
 

@@ -248,6 +248,36 @@ TEST(PeDsd, AnAsyncOpRunsOnAMicrothreadBesideTheMainThread) {
   EXPECT_EQ(r.wafer.pe({0, 0}).counters.setup_cycles, 44u);
 }
 
+// A send stall is a cycle the datapath has nothing else to do: while a microthread waits for room
+// in its output queue, the main thread's SIMD work goes on, and those cycles are FMAC cycles, not
+// stalls (they were both: more datapath cycles than the PE had; found by a PE-semantics audit).
+void send_beside_simd(PeContext& ctx) {
+  RowVars& v = row(ctx);
+  ctx.fmovs(fabout(kC, kN), ctx.mem(v.buf, kN), {.async = true});
+  for (int k = 0; k < 3; ++k) ctx.fmacs(ctx.mem(v.acc, kN), ctx.mem(v.acc, kN), ctx.mem(v.acc, kN), 0.5f);  // 300 cycles
+}
+void late_receive(PeContext& ctx) {  // 500 cycles of its own first: the sender's queue fills
+  RowVars& v = row(ctx);
+  for (int k = 0; k < 5; ++k) ctx.fmacs(ctx.mem(v.acc, kN), ctx.mem(v.acc, kN), ctx.mem(v.acc, kN), 0.5f);
+  ctx.fmovs(ctx.mem(v.buf, kN), fabin(kC, kN));
+}
+
+TEST(PeDsd, ASendStallIsCountedOnlyWhenTheDatapathHasNothingElseToDo) {
+  Row r(late_receive);
+  r.sender.local_tasks[0] = send_beside_simd;
+  r.receiver.block(kC);
+  r.run();
+  for (uint32_t i = 0; i < kN; ++i) EXPECT_EQ(r.vars(1).buf[i], float(i) + 0.25f) << i;
+  const Pe& sender = r.wafer.pe({0, 0});
+  const PeCounters& c = sender.counters;
+  EXPECT_EQ(c.fmac_cycles, 3u * kN);
+  EXPECT_EQ(c.move_cycles, kN);
+  EXPECT_GT(c.stall_send_cycles, 0u);  // it did wait for room, after its SIMD work
+  // One thing a cycle: the datapath's cycles fit in the PE's active span.
+  EXPECT_LE(c.fmac_cycles + c.move_cycles + c.stall_send_cycles + c.setup_cycles, sender.active_end())
+      << "fmac " << c.fmac_cycles << " move " << c.move_cycles << " stall " << c.stall_send_cycles << " setup " << c.setup_cycles;
+}
+
 // A synchronous memory op that runs at once completes at once: what its options activate or
 // unblock happens there, as the same activate() or unblock() written right after it. (Both were
 // dropped when the op ran at once, while a synchronous op queued behind a stream did them.) The
@@ -279,6 +309,40 @@ TEST(PeDsd, ASynchronousMemoryOpActivatesAndUnblocksWhenItCompletes) {
   EXPECT_EQ(a.done_at, b.done_at);
   EXPECT_EQ(a.finish_at, b.finish_at);
   EXPECT_EQ(by_op.wafer.pe({1, 0}).counters.move_cycles, by_call.wafer.pe({1, 0}).counters.move_cycles);
+}
+
+// Behind a stream, in its turn, the same: what a synchronous memory op activates or unblocks
+// happens when it runs (both were dropped there: a task it activated never ran, and the PE ended
+// in a deadlock waiting for one it unblocked; found by a PE-semantics audit).
+void op_activates_behind_a_stream(PeContext& ctx) {
+  ctx.block(TaskRef::local(2));
+  ctx.activate(2);
+  ctx.fadds(ctx.mem(row(ctx).acc, kN), ctx.mem(row(ctx).acc, kN), fabin(kC, kN));
+  ctx.fmovs(ctx.mem(row(ctx).buf, 4), ctx.mem(row(ctx).acc, 4), {.activate = TaskRef::local(1)});
+  ctx.fmovs(ctx.mem(row(ctx).buf + 4, 4), ctx.mem(row(ctx).acc, 4), {.unblock = TaskRef::local(2)});
+}
+void calls_activate_behind_a_stream(PeContext& ctx) {
+  ctx.block(TaskRef::local(2));
+  ctx.activate(2);
+  ctx.fadds(ctx.mem(row(ctx).acc, kN), ctx.mem(row(ctx).acc, kN), fabin(kC, kN));
+  ctx.fmovs(ctx.mem(row(ctx).buf, 4), ctx.mem(row(ctx).acc, 4));
+  ctx.activate(1);
+  ctx.fmovs(ctx.mem(row(ctx).buf + 4, 4), ctx.mem(row(ctx).acc, 4));
+  ctx.unblock(TaskRef::local(2));
+}
+
+TEST(PeDsd, ASynchronousMemoryOpBehindAStreamActivatesAndUnblocksInItsTurn) {
+  Row by_op(op_activates_behind_a_stream), by_call(calls_activate_behind_a_stream);
+  by_op.receiver.block(kC), by_call.receiver.block(kC);
+  by_op.run(), by_call.run();
+  const RowVars &a = by_op.vars(1), &b = by_call.vars(1);
+  // The stream's last element arrives at 51 + kN - 1 (AStreamingOp... above): both tasks run
+  // after it and the two copies, as the same activate() and unblock() queued after them.
+  EXPECT_GT(a.done_at, 50u + kN);
+  EXPECT_GT(a.finish_at, 50u + kN);
+  EXPECT_EQ(a.done_at, b.done_at);
+  EXPECT_EQ(a.finish_at, b.finish_at);
+  for (uint32_t i = 0; i < 4; ++i) EXPECT_EQ(a.buf[i], a.acc[i]) << i;  // the copies ran after the stream
 }
 
 void count_task(PeContext& ctx, Wavelet w) {
@@ -452,6 +516,34 @@ void unblocks_colour_beyond_the_machine(PeContext& ctx) { ctx.unblock(TaskRef::d
 void misaligned_fp32(PeContext& ctx) { ctx.fmovs(mem1d(2, 4), scalar_f32(1.0f)); }
 void misaligned_fp16(PeContext& ctx) { ctx.fmovh(mem1d(1, 4), mem1d(64, 4)); }
 [[maybe_unused]] void at_beyond_sram(PeContext& ctx) { *ctx.at<uint32_t>(49216u) = 12345u; }
+
+// Found by a PE-semantics audit: CSL's scalars are typed, and an fp32 scalar read as fp16 bits
+// (fmovh of scalar_f32(1.0f) wrote 0) or the other way round ran silently; an empty Dsd{} source
+// read as zeros; a TaskRef{} blocked colour 0; microthread -7 took any free one; a queued async op
+// naming a busy microthread was told there was no free microthread.
+void fp32_scalar_into_fp16(PeContext& ctx) { ctx.fmovh(mem1d(64, 4), scalar_f32(1.0f)); }
+void fp16_scalar_into_fp32(PeContext& ctx) { ctx.fadds(ctx.mem(row(ctx).acc, 4), ctx.mem(row(ctx).buf, 4), scalar_f16(_Float16(3))); }
+void empty_source(PeContext& ctx) { ctx.fadds(ctx.mem(row(ctx).acc, 4), ctx.mem(row(ctx).buf, 4), Dsd{}); }
+void empty_move(PeContext& ctx) { ctx.fmovs(ctx.mem(row(ctx).acc, 4), Dsd{}); }
+void blocks_no_task(PeContext& ctx) { ctx.block(TaskRef{}); }
+void negative_microthread(PeContext& ctx) {
+  ctx.fmovs(ctx.mem(row(ctx).acc, 1), ctx.mem(row(ctx).buf, 1), {.async = true, .microthread = -7});
+}
+void queued_busy_microthread(PeContext& ctx) {
+  ctx.fmovs(fabout(kC, 2), ctx.mem(row(ctx).buf, 2));
+  ctx.fmovs(ctx.mem(row(ctx).acc, 8), ctx.mem(row(ctx).buf, 8), {.async = true, .microthread = 1});
+  ctx.fmovs(ctx.mem(row(ctx).acc + 8, 8), ctx.mem(row(ctx).buf, 8), {.async = true, .microthread = 1});
+}
+
+TEST(PeDsd, ScalarsAreTypedAndEveryOperandAndTaskIsNamed) {
+  expect_program_error<fp32_scalar_into_fp16>({"PE (0,0)", "@fmovh", "source operand a is an fp32 scalar (scalar_f32)", "reads fp16: use scalar_f16"});
+  expect_program_error<fp16_scalar_into_fp32>({"PE (0,0)", "@fadds", "source operand b is an fp16 scalar (scalar_f16)", "reads fp32: use scalar_f32"});
+  expect_program_error<empty_source>({"PE (0,0)", "@fadds", "source operand b is an empty DSD (Dsd{})"});
+  expect_program_error<empty_move>({"PE (0,0)", "@fmovs", "source operand a is an empty DSD (Dsd{})"});
+  expect_program_error<blocks_no_task>({"PE (0,0)", "blocks TaskRef{}, which names no task"});
+  expect_program_error<negative_microthread>({"PE (0,0)", "@fmovs", "microthread -7 is out of range"});
+  expect_program_error<queued_busy_microthread>({"PE (0,0)", "@fmovs", "microthread 1 still runs @fmovs", "one op per microthread at a time"});
+}
 
 TEST(PeDsd, TaskReferencesAlignmentAndAtAreChecked) {
   expect_program_error<completes_into_unbound_task>({"PE (0,0)", "'the_task'", "@fmovs", "activates local task 9 on completion", "binds 1"});
