@@ -296,12 +296,22 @@ void Router::apply_switch(Lane& lane, LaneExt& e, SwitchCommand cmd, TileId self
   }
   if (e.held_count && e.held_from == lane.rx) {
     // What waited for this input joins the lane behind what is still there from the old one.
-    if (lane.count + e.held_count > Lane::kSlots) overflow(lane);
     const bool was_empty = lane.count == 0;
-    for (uint8_t k = 0; k < e.held_count; ++k) lane.push(e.held[k], e.held_flags[k]);
-    e.held_count = 0;
+    take_held(lane, e);
     if (was_empty) add_head(size_t(&lane - lanes.data()), self, now, s);
   }
+}
+
+// As many held wavelets as the lane's ring has room for, oldest first; the rest join as the lane
+// drains (finish_head). A sender's credits bound what it holds here and what it has in the lane
+// each by the lane's capacity, up to 31 (router_buffer_depth 16 + latency 15), so both together
+// can exceed the ring's 32 slots: they overflowed once they did, though the sender kept its
+// credits (a tree reduce at depth 15 failed so).
+void Router::take_held(Lane& lane, LaneExt& e) {
+  const uint32_t n = std::min<uint32_t>(e.held_count, Lane::kSlots - lane.count);
+  for (uint32_t k = 0; k < n; ++k) lane.push(e.held[k], e.held_flags[k]);
+  for (uint32_t k = n; k < e.held_count; ++k) e.held[k - n] = e.held[k], e.held_flags[k - n] = e.held_flags[k];
+  e.held_count = uint8_t(e.held_count - n);
 }
 
 void Router::finish_head(size_t i, TileId self, Cycle now, Scheduler& s) {
@@ -311,12 +321,18 @@ void Router::finish_head(size_t i, TileId self, Cycle now, Scheduler& s) {
   Dir from = lane.rx;
   LaneExt* e = lane.ext >= 0 ? &ext[size_t(lane.ext)] : nullptr;
   if (e && e->prev_count) from = e->prev_rx, --e->prev_count;
-  const bool more = lane.pop();
+  bool more = lane.pop();
   return_credit(lane, from, self, now, s);
   // The switch turns first, so the next head goes where the new position sends it.
   if (e) {
     if (control) apply_switch(lane, *e, control_command(payload), self, now, s);
     if (advance) apply_switch(lane, *e, SwitchCommand::Advance, self, now, s);
+    // Held wavelets of the input now taken that did not fit the ring when it turned.
+    if (e->held_count && e->held_from == lane.rx && lane.count < Lane::kSlots) {
+      const bool was_empty = lane.count == 0;
+      take_held(lane, *e);
+      if (was_empty && !more) more = true;
+    }
   }
   if (more) add_head(i, self, now, s);
 }

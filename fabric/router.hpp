@@ -42,7 +42,7 @@ struct LaneExt {
   // Wavelets that arrived from an input the switch does not take yet, in arrival order. They
   // wait here, in the colour's own buffer, so they hold up neither their link nor other colours;
   // they join the lane when the switch turns to their input. Their sender's credits bound them.
-  static constexpr uint32_t kHeld = 16;
+  static constexpr uint32_t kHeld = Lane::kSlots;  // at least a sender's credits (its lane's capacity)
   Dir held_from = Dir::Ramp;
   uint8_t held_count = 0;
   std::array<uint32_t, kHeld> held{};
@@ -352,6 +352,7 @@ class alignas(64) Router {
     s.wake_next_unless_due(up->src);
   }
   void apply_switch(Lane& lane, LaneExt& e, SwitchCommand cmd, TileId self, Cycle now, Scheduler& s);
+  void take_held(Lane& lane, LaneExt& e);
   [[noreturn]] void overflow(const Lane& lane) const;
 
   // Of the lanes in `cand`, those with a credit toward d. Most outputs have one lane waiting.

@@ -13,6 +13,7 @@
 #include "io/output_dir.hpp"
 #include "io/output_file.hpp"
 #include "memoryx/memoryx.hpp"
+#include "io/json_text.hpp"
 
 namespace wse {
 
@@ -167,7 +168,7 @@ int run_baseline(const RunConfig& cfg, const std::filesystem::path& out_dir, boo
                       {"test_loss", r.test_loss},
                       {"host_seconds", secs}};
   const auto report = out.entry("report.json");
-  write_file_atomic(report, j.dump(2) + "\n", "report");
+  write_file_atomic(report, json_text(j, 2) + "\n", "report");
   std::printf("  %.2f s on the host; report %s\n", secs, report.string().c_str());
   return 0;
 }

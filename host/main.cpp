@@ -25,6 +25,7 @@
 #include "io/memory_limit.hpp"
 #include "io/output_dir.hpp"
 #include "io/output_file.hpp"
+#include "io/json_text.hpp"
 
 namespace {
 
@@ -68,7 +69,7 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
   if (tty) std::fprintf(stderr, "\r\033[K");
   const auto& j = r.report;
   const std::filesystem::path report = out.entry("report.json");
-  wse::write_file_atomic(report, j.dump(2) + "\n", "report");
+  wse::write_file_atomic(report, wse::json_text(j, 2) + "\n", "report");
   std::printf("  cycles            %llu (%.3f us at %.0f MHz)\n", (unsigned long long)j["cycles"].get<uint64_t>(),
               double(j["cycles"].get<uint64_t>()) / cfg.machine.clock_hz * 1e6, cfg.machine.clock_hz / 1e6);
   if (j.contains("reduce"))

@@ -17,6 +17,7 @@
 #include "tools/json_trace_writer.hpp"
 #include "tools/layer_trace.hpp"
 #include "tools/pftrace_writer.hpp"
+#include "io/json_text.hpp"
 
 namespace wse {
 
@@ -144,7 +145,7 @@ void finish_trace(TraceResult& r, const TraceOptions& opt, OutputDir& out, Activ
   if (opt.to != kNever) tr["to"] = opt.to;
   r.report["trace"] = std::move(tr);
   r.report_file = out.entry("report.json");
-  write_file_atomic(r.report_file, r.report.dump(2) + "\n", "report");
+  write_file_atomic(r.report_file, json_text(r.report, 2) + "\n", "report");
 }
 
 // Records one layer's pass of the first training step on wafer 0: the counters are reset just

@@ -24,6 +24,7 @@
 #include "io/output_file.hpp"
 #include "tools/viz/line_plot.hpp"
 #include "wire/weight_stream.hpp"
+#include "io/json_text.hpp"
 
 namespace wse {
 
@@ -309,7 +310,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   }
   if (modes.compile_only) {
     const auto path = out->entry("mesh_program.json");
-    write_file_atomic(path, trainer.mesh_program().dump(2) + "\n", "mesh program");
+    write_file_atomic(path, json_text(trainer.mesh_program(), 2) + "\n", "mesh program");
     std::printf("  mesh program %s\n", path.string().c_str());
     // The first step's weight streams as MemoryX would send them (wse inspect reads them).
     const auto dir = out->subdir("streams");
@@ -622,7 +623,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   j["host_seconds_per_step"] = steps_done ? train_seconds / double(steps_done) : 0.0;
   j["steps_per_epoch"] = steps_per_epoch;
   const auto path = out->entry("report.json");
-  write_file_atomic(path, j.dump(2) + "\n", "report");
+  write_file_atomic(path, json_text(j, 2) + "\n", "report");
   if (stopped_by && every_step) {
     std::printf("wse: stopped by %s %s; every step ran (checkpoint %s), and the report (%s) has no test accuracy\n",
                 InterruptGuard::name(stopped_by), test_pass_stopped ? "during the final test pass" : "after the last step, before the final test pass",

@@ -11,6 +11,7 @@
 #include "core/errors.hpp"
 #include "io/memory_limit.hpp"
 #include "io/output_file.hpp"
+#include "io/json_text.hpp"
 
 static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
 
@@ -32,7 +33,7 @@ void write_safetensors(const std::filesystem::path& path, const std::vector<Tens
     header[*t.name] = {{"dtype", "F32"}, {"shape", *t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
-  std::string text = header.dump();
+  std::string text = json_text(header);
   text.append((8 - text.size() % 8) % 8, ' ');  // pad so the data starts 8-byte aligned
   const uint64_t len = text.size();
   OutputFile out(path, "checkpoint");

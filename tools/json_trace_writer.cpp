@@ -1,4 +1,5 @@
 #include "tools/json_trace_writer.hpp"
+#include "io/json_text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -24,14 +25,13 @@ void JsonTraceWriter::event(const std::string& json) {
 void JsonTraceWriter::begin(const TraceInfo& info) {
   info_ = info;
   buffer_ += "{\"displayTimeUnit\":\"ns\",\"otherData\":";
-  buffer_ += nlohmann::json{{"machine", info.machine},
+  buffer_ += json_text(nlohmann::json{{"machine", info.machine},
                             {"layer", info.layer},
                             {"pass", info.pass},
                             {"mesh", info.mesh},
                             {"interval_cycles", info.interval_cycles},
                             {"start_cycle", info.start_cycle},
-                            {"time_unit", "1 us in the viewer = 1 fabric cycle"}}
-                 .dump();
+                            {"time_unit", "1 us in the viewer = 1 fabric cycle"}});
   buffer_ += ",\"traceEvents\":[";
 }
 
@@ -53,8 +53,8 @@ TrackId JsonTraceWriter::group(TrackId parent, std::string_view name, int rank) 
   const TrackId id = add(parent, name);
   if (!parent) {
     const Track& t = tracks_.back();
-    event(nlohmann::json{{"name", "process_name"}, {"ph", "M"}, {"pid", t.pid}, {"args", {{"name", name}}}}.dump());
-    event(nlohmann::json{{"name", "process_sort_index"}, {"ph", "M"}, {"pid", t.pid}, {"args", {{"sort_index", rank}}}}.dump());
+    event(json_text(nlohmann::json{{"name", "process_name"}, {"ph", "M"}, {"pid", t.pid}, {"args", {{"name", name}}}}));
+    event(json_text(nlohmann::json{{"name", "process_sort_index"}, {"ph", "M"}, {"pid", t.pid}, {"args", {{"sort_index", rank}}}}));
   } else if (name.rfind("row", 0) == 0) {
     tracks_.back().name = tracks_[parent - 1].name;  // row groups add nothing to names: "PE (x,y)" says where it is
   }
@@ -65,9 +65,8 @@ TrackId JsonTraceWriter::slice_track(TrackId parent, std::string_view name, int)
   const TrackId id = add(parent, name);
   Track& t = tracks_.back();
   t.tid = next_tid_++;
-  event(nlohmann::json{{"name", "thread_name"}, {"ph", "M"}, {"pid", t.pid}, {"tid", t.tid}, {"args", {{"name", t.name}}}}.dump());
-  event(nlohmann::json{{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", t.pid}, {"tid", t.tid}, {"args", {{"sort_index", t.tid}}}}
-            .dump());
+  event(json_text(nlohmann::json{{"name", "thread_name"}, {"ph", "M"}, {"pid", t.pid}, {"tid", t.tid}, {"args", {{"name", t.name}}}}));
+  event(json_text(nlohmann::json{{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", t.pid}, {"tid", t.tid}, {"args", {{"sort_index", t.tid}}}}));
   return id;
 }
 
@@ -88,13 +87,12 @@ void JsonTraceWriter::slice(TrackId track, Cycle start, Cycle end, std::string_v
   }
   nlohmann::json e = {{"name", name}, {"ph", "X"}, {"pid", t.pid}, {"tid", t.tid}, {"ts", start}, {"dur", end - start}};
   if (!a.empty()) e["args"] = std::move(a);
-  event(e.dump());
+  event(json_text(e));
   // Flow events bind to the enclosing slice: "s" starts a flow, "f" (with bp "e") ends one.
   for (uint64_t f : flows_out)
-    event(nlohmann::json{{"name", "flow"}, {"cat", "flow"}, {"ph", "s"}, {"id", f}, {"pid", t.pid}, {"tid", t.tid}, {"ts", start}}.dump());
+    event(json_text(nlohmann::json{{"name", "flow"}, {"cat", "flow"}, {"ph", "s"}, {"id", f}, {"pid", t.pid}, {"tid", t.tid}, {"ts", start}}));
   for (uint64_t f : flows_in)
-    event(nlohmann::json{{"name", "flow"}, {"cat", "flow"}, {"ph", "f"}, {"bp", "e"}, {"id", f}, {"pid", t.pid}, {"tid", t.tid}, {"ts", start}}
-              .dump());
+    event(json_text(nlohmann::json{{"name", "flow"}, {"cat", "flow"}, {"ph", "f"}, {"bp", "e"}, {"id", f}, {"pid", t.pid}, {"tid", t.tid}, {"ts", start}}));
 }
 
 void JsonTraceWriter::counter(TrackId track, Cycle at, double value) {
@@ -102,7 +100,7 @@ void JsonTraceWriter::counter(TrackId track, Cycle at, double value) {
   if (t.has_value && t.last_value == value) return;  // holds until the next point, as in the native trace
   t.has_value = true, t.last_value = value;
   nlohmann::json v = value == double(uint64_t(value)) ? nlohmann::json(uint64_t(value)) : nlohmann::json(value);
-  event(nlohmann::json{{"name", t.name}, {"ph", "C"}, {"pid", t.pid}, {"tid", 0}, {"ts", at}, {"args", {{t.label, v}}}}.dump());
+  event(json_text(nlohmann::json{{"name", t.name}, {"ph", "C"}, {"pid", t.pid}, {"tid", 0}, {"ts", at}, {"args", {{t.label, v}}}}));
 }
 
 void JsonTraceWriter::finish() {
