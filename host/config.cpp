@@ -172,7 +172,7 @@ void load_sparsity(SparsityConfig& sc, const YAML::Node& n, const std::string& w
   check_keys(n, where, "sparsity", {"sparsity", "init_method", "seed", "param_name_patterns"});
   if (n["sparsity"]) sc.level = sparsity_level(n["sparsity"], where, "sparsity.sparsity");
   if (n["init_method"]) sc.method = sparsity_init(n["init_method"], where, "sparsity.init_method");
-  if (n["seed"]) sc.seed = scalar<uint64_t>(n["seed"], where, "sparsity.seed", "a non-negative integer");
+  if (n["seed"]) sc.seed = integer_in(n["seed"], where, "sparsity.seed", 0, UINT64_MAX);
   YAML::Node pats = n["param_name_patterns"];
   if (!pats) return;
   const std::string f = "sparsity.param_name_patterns";
@@ -192,7 +192,7 @@ void load_sparsity(SparsityConfig& sc, const YAML::Node& n, const std::string& w
         check_keys(kv.second, where, kf, {"sparsity", "init_method", "seed"});
         if (kv.second["sparsity"]) p.level = sparsity_level(kv.second["sparsity"], where, kf + ".sparsity");
         if (kv.second["init_method"]) p.method = sparsity_init(kv.second["init_method"], where, kf + ".init_method");
-        if (kv.second["seed"]) p.seed = scalar<uint64_t>(kv.second["seed"], where, kf + ".seed", "a non-negative integer");
+        if (kv.second["seed"]) p.seed = integer_in(kv.second["seed"], where, kf + ".seed", 0, UINT64_MAX);
       }
       sc.patterns->push_back(std::move(p));
     }
@@ -301,7 +301,7 @@ void load_train_fields(TrainConfig& t, MachineSpec& machine, const YAML::Node& r
       t.memoryx.encoding = e == "dense" ? StreamEncoding::Dense : StreamEncoding::Sparse;
       encoding_given = true;
     }
-    if (w["seed"]) t.memoryx.seed = scalar<uint64_t>(w["seed"], where, "weights.seed", "a non-negative integer");
+    if (w["seed"]) t.memoryx.seed = integer_in(w["seed"], where, "weights.seed", 0, UINT64_MAX);
   }
   if (YAML::Node sp = root["sparsity"]) load_sparsity(t.memoryx.sparsity, sp, where);
   // The swarmx and memoryx blocks override the machine's cluster figures for this run.

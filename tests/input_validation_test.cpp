@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_support.hpp"
+#include "core/yaml_fields.hpp"
 #include "host/dataset.hpp"
 #include "io/memory_limit.hpp"
 #include "memoryx/memoryx.hpp"
@@ -143,6 +144,41 @@ TEST(CheckpointValidation, ResumeChecksNamesShapesAndOptimizerAgainstTheModel) {
   const fs::path step = edited(ok, "step.safetensors", [](nlohmann::json& h) { h["__metadata__"]["step"] = "12abc"; });
   test::expect_error<UsageError>([&] { MemoryX(cfg, kModel, SafetensorsFile(step)); },
                                  {"step.safetensors", "field '__metadata__.step': '12abc' is not a step count"});
+}
+
+// Every integer field reads YAML 1.2's integers alike (found by a config audit): a seed of 010 was
+// octal 8 through yaml-cpp's as<uint64_t> while rows: 010 was 10, 08 was refused as a seed, 0x10
+// was a seed but no mesh width, and 2^62 + 1 passed a range ending at 2^62 (read through a double).
+TEST(ConfigIntegers, EveryFieldReadsYamlIntegersAlike) {
+  auto read = [](const std::string& text, uint64_t min = 0, uint64_t max = UINT64_MAX) {
+    const YAML::Node doc = YAML::Load("v: " + text);
+    return yaml::integer_in(doc["v"], "config c.yaml", "v", min, max);
+  };
+  EXPECT_EQ(read("010"), 10u);
+  EXPECT_EQ(read("08"), 8u);
+  EXPECT_EQ(read("+7"), 7u);
+  EXPECT_EQ(read("-0"), 0u);
+  EXPECT_EQ(read("0x10"), 16u);
+  EXPECT_EQ(read("0o17"), 15u);
+  EXPECT_EQ(read("1e3"), 1000u);
+  EXPECT_EQ(read("10.0"), 10u);
+  EXPECT_EQ(read("18446744073709551615"), UINT64_MAX);
+  EXPECT_EQ(read("!!int 12"), 12u);
+  EXPECT_EQ(read("4611686018427387904", 1, 1ull << 62), 1ull << 62);
+  const std::pair<const char*, const char*> refused[] = {
+      {"4611686018427387905", "expected an integer in [1, 4611686018427387904], got '4611686018427387905'"},
+      {"18446744073709551616", "got '18446744073709551616'"},
+      {"4.6116860184273879e18", "beyond 2^53 a number in that form may be rounded"},
+      {"-1", "got '-1'"},
+      {"0x", "got '0x'"},
+      {"0xg", "got '0xg'"},
+      {"1.5", "got '1.5'"},
+      {"\"4\"", "the quoted string '4'"},
+      {"!!str 4", "tagged tag:yaml.org,2002:str"},
+      {"!foo 4", "tagged !foo"},
+  };
+  for (const auto& [text, why] : refused)
+    test::expect_error<ConfigError>([&] { read(text, 1, 1ull << 62); }, {"config c.yaml: field 'v'", why});
 }
 
 // IDX files: a header, then the bytes.

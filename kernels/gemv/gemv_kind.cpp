@@ -27,7 +27,7 @@ std::shared_ptr<const KernelConfig> parse_gemv(const YAML::Node& g, const Kernel
     if (grid["width"]) c->grid_width = uint32_t(positive(grid["width"], where, "gemv.grid.width", ctx.mesh.width));
     if (grid["height"]) c->grid_height = uint32_t(positive(grid["height"], where, "gemv.grid.height", ctx.mesh.height));
   }
-  if (g["seed"]) c->seed = scalar<uint64_t>(g["seed"], where, "gemv.seed", "a non-negative integer");
+  if (g["seed"]) c->seed = integer_in(g["seed"], where, "gemv.seed", 0, UINT64_MAX);
   return c;
 }
 

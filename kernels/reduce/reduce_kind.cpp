@@ -24,7 +24,7 @@ std::shared_ptr<const KernelConfig> parse_reduce(const YAML::Node& r, const Kern
   if (!r["elements"]) throw ConfigError(where + ": field 'reduce.elements' is required (fp32 values per PE)");
   // The range the placement allows: the kernel's own variables share the SRAM.
   c->elements = uint32_t(positive(r["elements"], where, "reduce.elements", ReduceKernel::max_elements(ctx.machine.sram_bytes_per_pe)));
-  if (r["seed"]) c->seed = scalar<uint64_t>(r["seed"], where, "reduce.seed", "a non-negative integer");
+  if (r["seed"]) c->seed = integer_in(r["seed"], where, "reduce.seed", 0, UINT64_MAX);
   if (c->algorithm == "tree" && !std::has_single_bit(ctx.mesh.width))
     throw ConfigError(where + ": field 'mesh.width': the tree reduce needs a power of two, got " + std::to_string(ctx.mesh.width));
   return c;
