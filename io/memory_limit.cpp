@@ -158,4 +158,11 @@ void check_memory(uint64_t need, const std::string& what, const std::string& adv
                    " is available (" + limit.source + ")" + advice);
 }
 
+void check_address_space(uint64_t need, const std::string& what, const std::string& advice) {
+  const uint64_t room = address_space_room();
+  if (!room || need <= room) return;
+  throw UsageError(what + " needs about " + format_bytes(need) + " of address space, but only " + format_bytes(room) +
+                   " is left under the address-space limit (ulimit -v)" + advice);
+}
+
 }  // namespace wse

@@ -29,6 +29,10 @@ std::string format_bytes(uint64_t bytes);
 // Throws UsageError "<what> needs about N, but only M is available (<source>)<advice>" when
 // `need` is over the limit in force.
 void check_memory(uint64_t need, const std::string& what, const std::string& advice = "");
+// The same against `ulimit -v` (RLIMIT_AS) alone, for a need counted in address space (a mapping
+// reserved whole, committed a page at a time): nothing when there is no such limit. --max-memory
+// does not lift it: the kernel refuses the mapping whatever the run was told.
+void check_address_space(uint64_t need, const std::string& what, const std::string& advice = "");
 
 // The most host memory this process has held so far (getrusage's ru_maxrss): what a report gives
 // as `peak_rss_bytes`, the figure the estimate above is measured against (docs/reliability.md).

@@ -2,6 +2,9 @@
 // is well-formed enough to parse, and contradicts itself or the model; each must be a UsageError
 // naming the file, the field and what was expected, and nothing is allocated from its claims.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cstring>
@@ -14,6 +17,8 @@
 #include "cli_support.hpp"
 #include "core/yaml_fields.hpp"
 #include "host/dataset.hpp"
+#include "host/memory_budget.hpp"
+#include "kernels/gemv/gemv.hpp"
 #include "io/memory_limit.hpp"
 #include "memoryx/memoryx.hpp"
 #include "memoryx/safetensors.hpp"
@@ -144,6 +149,63 @@ TEST(CheckpointValidation, ResumeChecksNamesShapesAndOptimizerAgainstTheModel) {
   const fs::path step = edited(ok, "step.safetensors", [](nlohmann::json& h) { h["__metadata__"]["step"] = "12abc"; });
   test::expect_error<UsageError>([&] { MemoryX(cfg, kModel, SafetensorsFile(step)); },
                                  {"step.safetensors", "field '__metadata__.step': '12abc' is not a step count"});
+}
+
+// Found by a limits audit: under `ulimit -v` a run's SRAM arena, reserved whole, was not counted
+// (a 750 x 120 GEMV of one element failed with exit 1 under 4 GiB), nor a baseline's activations
+// (a batch of 60,000 on [784, 262144, 10]: 1.6 GB counted, 63 needed).
+TEST(MemoryBudget, TheSramArenaAndABaselinesStepAreCounted) {
+  auto gemv_on = [](uint32_t w, uint32_t h) {
+    RunConfig cfg;
+    cfg.source = "c.yaml", cfg.kernel = "gemv", cfg.mesh = {w, h};
+    auto g = std::make_shared<GemvConfig>();
+    g->rows = 1, g->cols = 1;
+    cfg.kernel_config = g;
+    return cfg;
+  };
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::ifstream status("/proc/self/status");
+    uint64_t mapped_kib = 0;
+    for (std::string key; status >> key;)
+      if (key == "VmSize:") {
+        status >> mapped_kib;
+        break;
+      }
+    rlimit r{};
+    r.rlim_cur = r.rlim_max = rlim_t(mapped_kib * 1024 + (512ull << 20));
+    if (mapped_kib == 0 || setrlimit(RLIMIT_AS, &r) != 0) _exit(3);
+    set_memory_limit(64ull << 30);  // --max-memory does not lift the address-space limit
+    try {
+      check_run_memory(gemv_on(150, 100));  // an arena of 15,000 x 49,280 bytes: 705 MiB
+      _exit(1);
+    } catch (const ConfigError& e) {
+      const std::string w = e.what();
+      if (w.find("of address space") == std::string::npos || w.find("SRAM arena, reserved whole: 15000 PEs x 49152 bytes") == std::string::npos)
+        _exit(2);
+    }
+    try {
+      check_run_memory(gemv_on(40, 40));  // 75 MiB
+    } catch (...) {
+      _exit(4);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the arena was not counted; 2: the message; 3: no limit set; 4: a small mesh refused";
+
+  RunConfig base;
+  base.source = "b.yaml", base.kernel = "fc_train";
+  base.train.layers = {784, 262144, 10};
+  base.train.batch_size = 60000;
+  set_memory_limit(8ull << 30);
+  test::expect_error<ConfigError>([&] { check_baseline_memory(base); }, {"b.yaml: this baseline needs about", "activations at training.batch_size 60000"});
+  base.train.batch_size = 64;
+  EXPECT_NO_THROW(check_baseline_memory(base));
+  set_memory_limit(0);
 }
 
 // Every integer field reads YAML 1.2's integers alike (found by a config audit): a seed of 010 was

@@ -95,12 +95,13 @@ void JsonTraceWriter::slice(TrackId track, Cycle start, Cycle end, std::string_v
     event(json_text(nlohmann::json{{"name", "flow"}, {"cat", "flow"}, {"ph", "f"}, {"bp", "e"}, {"id", f}, {"pid", t.pid}, {"tid", t.tid}, {"ts", start}}));
 }
 
-void JsonTraceWriter::counter(TrackId track, Cycle at, double value) {
+bool JsonTraceWriter::counter(TrackId track, Cycle at, double value) {
   Track& t = tracks_.at(track - 1);
-  if (t.has_value && t.last_value == value) return;  // holds until the next point, as in the native trace
+  if (t.has_value && t.last_value == value) return false;  // holds until the next point, as in the native trace
   t.has_value = true, t.last_value = value;
   nlohmann::json v = value == double(uint64_t(value)) ? nlohmann::json(uint64_t(value)) : nlohmann::json(value);
   event(json_text(nlohmann::json{{"name", t.name}, {"ph", "C"}, {"pid", t.pid}, {"tid", 0}, {"ts", at}, {"args", {{t.label, v}}}}));
+  return true;
 }
 
 void JsonTraceWriter::finish() {

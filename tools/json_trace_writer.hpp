@@ -28,7 +28,7 @@ class JsonTraceWriter : public TraceSink {
   TrackId counter_track(TrackId parent, std::string_view name, CounterUnit unit, int rank) override;
   void slice(TrackId track, Cycle start, Cycle end, std::string_view name, std::span<const TraceArg> args,
              std::span<const uint64_t> flows_out, std::span<const uint64_t> flows_in) override;
-  void counter(TrackId track, Cycle at, double value) override;
+  bool counter(TrackId track, Cycle at, double value) override;
   void finish() override;
   uint64_t bytes_written() const override { return written_ + buffer_.size(); }
 

@@ -270,8 +270,7 @@ void LayerTrace::on_interval(const ActivityRecorder& rec, const IntervalFrame& f
   // (SRAM bytes, input queue wavelets), which the recorder reads at the interval's end, at its end.
   const double len = double(std::max<Cycle>(1, f.end - f.start));
   auto put_at = [&](Cycle at, TrackId t, double v) {
-    sink_.counter(t, at, v);
-    ++stats_.counter_points;
+    if (sink_.counter(t, at, v)) ++stats_.counter_points;  // as the file holds them: a point per change
   };
   auto put = [&](TrackId t, double v) { put_at(f.start, t, v); };
   auto put_level = [&](TrackId t, double v) { put_at(f.end, t, v); };

@@ -185,9 +185,9 @@ void PftraceWriter::slice(TrackId track, Cycle start, Cycle end, std::string_vie
   emit(p);
 }
 
-void PftraceWriter::counter(TrackId track, Cycle at, double value) {
+bool PftraceWriter::counter(TrackId track, Cycle at, double value) {
   Track& t = tracks_.at(track - 1);
-  if (t.has_value && t.last_value == value) return;  // holds until the next point
+  if (t.has_value && t.last_value == value) return false;  // holds until the next point
   Sequence& s = seqs_[counter_seq_ - 1];
   if (at < s.last) throw std::logic_error("pftrace: counter points out of order");
   t.has_value = true, t.last_value = value;
@@ -202,6 +202,7 @@ void PftraceWriter::counter(TrackId track, Cycle at, double value) {
   if (value == std::floor(value) && std::fabs(value) < 9e15) e->set_counter_value(int64_t(value));
   else e->set_double_counter_value(value);
   emit(p);
+  return true;
 }
 
 void PftraceWriter::finish() {

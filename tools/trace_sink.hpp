@@ -53,7 +53,9 @@ class TraceSink {
   // `flows_in` end there.
   virtual void slice(TrackId track, Cycle start, Cycle end, std::string_view name, std::span<const TraceArg> args,
                      std::span<const uint64_t> flows_out = {}, std::span<const uint64_t> flows_in = {}) = 0;
-  virtual void counter(TrackId track, Cycle at, double value) = 0;
+  // A counter's value from `at` on; false when it was not written, the track holding that value
+  // already (a point per change: what a report counts as the trace's counter points).
+  virtual bool counter(TrackId track, Cycle at, double value) = 0;
   // Writes what is buffered and commits the file (written to a temporary name until then).
   virtual void finish() = 0;
   virtual uint64_t bytes_written() const = 0;
