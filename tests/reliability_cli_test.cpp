@@ -234,6 +234,33 @@ TEST(ReliabilityCli, TextThatIsNotUtf8ReachesTheReportAsReplacementCharacters) {
   }
 }
 
+// Found by a limits audit: a GEMV's tiles were checked against the SRAM only once its matrix had
+// been drawn (a 26000² matrix on one PE: 5 GiB before the refusal, and "raise --max-memory", which
+// could not help), and a DSD's u16 extent only by the run; a machine too small for the reduce
+// kernel got "expected an integer in [1, 0]".
+TEST(ReliabilityCli, KernelSizesAreCheckedFromTheConfigAlone) {
+  struct Case {
+    std::string yaml, says;
+  };
+  const Case cases[] = {
+      {"mesh: {width: 1, height: 1}\ngemv: {rows: 26000, cols: 26000}\n",
+       "fields 'gemv.rows' and 'gemv.cols': a 26000 x 26000 matrix on a 1 x 1 PE grid puts a tile of up to 26000 x 26000 on a PE"},
+      {"machine: {preset: wse2, sram_bytes_per_pe: 1048576}\nmesh: {width: 1, height: 1}\ngemv: {rows: 1, cols: 100000}\n",
+       "a tile of up to 1 x 100000 on a PE of the 1 x 1 grid; a PE's DSDs reach at most 65,535 elements"},
+      {"machine: {preset: wse2, sram_bytes_per_pe: 1048576}\nmesh: {width: 4, height: 1}\nkernel: reduce\nreduce: {elements: 100000}\n",
+       "field 'reduce.elements': expected an integer in [1, 65535], got '100000'"},
+      {"machine: {preset: wse2, sram_bytes_per_pe: 7}\nmesh: {width: 4, height: 1}\nkernel: reduce\nreduce: {elements: 1}\n",
+       "field 'machine.sram_bytes_per_pe': 7 bytes cannot hold the reduce kernel's own variables and one element"},
+  };
+  for (const Case& c : cases) {
+    const fs::path out = wse::test::fresh_dir(dir() / "sizes");
+    Output o = wse("run " + config("sizes.yaml", c.yaml).string() + " --validate_only --threads 1 --out " + out.string());
+    EXPECT_EQ(o.code, 2) << c.yaml << o.text;
+    EXPECT_NE(o.text.find(c.says), std::string::npos) << o.text;
+    EXPECT_EQ(o.text.find("needs about"), std::string::npos) << "the memory check came first:\n" << o.text;
+  }
+}
+
 // A tree reduce whose routers hold up to 31 wavelets a lane (router_buffer_depth 15 or 16, or a
 // hop of 15 cycles): the wavelets a switch held back for its next input, with what the old input
 // left in the lane, overflowed its 32-slot ring, and the run failed blaming the kernel ("the old

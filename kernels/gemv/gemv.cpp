@@ -52,6 +52,32 @@ GemvProblem GemvProblem::random(uint32_t rows, uint32_t cols, uint64_t seed) {
   return p;
 }
 
+void GemvKernel::check_tiles(uint32_t rows, uint32_t cols, uint32_t q, uint32_t p, uint32_t sram) {
+  if (q > cols)
+    throw ConfigError("field 'gemv.grid.width': " + std::to_string(q) + " PE columns for A's " + std::to_string(cols) +
+                      " columns (gemv.cols); every PE needs at least one element");
+  if (p > rows)
+    throw ConfigError("field 'gemv.grid.height': " + std::to_string(p) + " PE rows for A's " + std::to_string(rows) +
+                      " rows (gemv.rows); every PE needs at least one element");
+  // The largest tile (a row block and a column block of the largest sizes) must fit a PE's SRAM
+  // with its x, y and the variables, as SRAM places them (each buffer rounded up to 8 bytes): said
+  // here in the config's terms, where the placement would name only a buffer of one PE.
+  const uint64_t mr = (uint64_t(rows) + p - 1) / p, nc = (uint64_t(cols) + q - 1) / q;
+  const uint64_t need = Sram::placed(sizeof(GemvVars)) + Sram::placed(mr * nc * 4) + Sram::placed(mr * 4) + Sram::placed(nc * 4);
+  if (need > sram)
+    throw ConfigError("fields 'gemv.rows' and 'gemv.cols': a " + std::to_string(rows) + " x " + std::to_string(cols) +
+                      " matrix on a " + std::to_string(q) + " x " + std::to_string(p) + " PE grid puts a tile of up to " +
+                      std::to_string(mr) + " x " + std::to_string(nc) + " on a PE: " + std::to_string(need) +
+                      " bytes with its x, y and the kernel's variables, beyond the " + std::to_string(sram) +
+                      " bytes of a PE's SRAM; use a larger mesh (mesh.width, mesh.height) or a smaller matrix");
+  // A tile's rows and columns are DSD extents, a u16 each (pe/pe.cpp): a machine with more SRAM
+  // than a WSE-2's placed a 1 x 100,000 tile that the run then refused naming an op.
+  if (mr > 0xffff || nc > 0xffff)
+    throw ConfigError("fields 'gemv.rows' and 'gemv.cols': a tile of up to " + std::to_string(mr) + " x " + std::to_string(nc) +
+                      " on a PE of the " + std::to_string(q) + " x " + std::to_string(p) +
+                      " grid; a PE's DSDs reach at most 65,535 elements (a u16), so a tile has at most 65,535 rows and columns");
+}
+
 GemvKernel::GemvKernel(Wafer& wafer, const GemvProblem& prob, uint32_t grid_width, uint32_t grid_height) {
   const MeshShape mesh = wafer.shape();
   q_ = grid_width ? grid_width : std::min(mesh.width, prob.cols);
@@ -59,28 +85,9 @@ GemvKernel::GemvKernel(Wafer& wafer, const GemvProblem& prob, uint32_t grid_widt
   if (q_ > mesh.width || p_ > mesh.height)
     throw ConfigError("gemv: grid " + std::to_string(q_) + "x" + std::to_string(p_) + " does not fit the " +
                       std::to_string(mesh.width) + "x" + std::to_string(mesh.height) + " mesh");
-  if (q_ > prob.cols)
-    throw ConfigError("field 'gemv.grid.width': " + std::to_string(q_) + " PE columns for A's " + std::to_string(prob.cols) +
-                      " columns (gemv.cols); every PE needs at least one element");
-  if (p_ > prob.rows)
-    throw ConfigError("field 'gemv.grid.height': " + std::to_string(p_) + " PE rows for A's " + std::to_string(prob.rows) +
-                      " rows (gemv.rows); every PE needs at least one element");
+  check_tiles(prob.rows, prob.cols, q_, p_, wafer.spec().sram_bytes_per_pe);
   row_split_ = {prob.rows, p_};
   col_split_ = {prob.cols, q_};
-  // The largest tile (a row block and a column block of the largest sizes) must fit a PE's SRAM
-  // with its x, y and the variables, as SRAM places them (each buffer rounded up to 8 bytes): said
-  // here in the config's terms, where the placement below would name only a buffer of one PE.
-  {
-    const uint64_t mr = (uint64_t(prob.rows) + p_ - 1) / p_, nc = (uint64_t(prob.cols) + q_ - 1) / q_;
-    const uint64_t need = Sram::placed(sizeof(GemvVars)) + Sram::placed(mr * nc * 4) + Sram::placed(mr * 4) + Sram::placed(nc * 4);
-    const uint64_t sram = wafer.spec().sram_bytes_per_pe;
-    if (need > sram)
-      throw ConfigError("fields 'gemv.rows' and 'gemv.cols': a " + std::to_string(prob.rows) + " x " + std::to_string(prob.cols) +
-                        " matrix on a " + std::to_string(q_) + " x " + std::to_string(p_) + " PE grid puts a tile of up to " +
-                        std::to_string(mr) + " x " + std::to_string(nc) + " on a PE: " + std::to_string(need) +
-                        " bytes with its x, y and the kernel's variables, beyond the " + std::to_string(sram) +
-                        " bytes of a PE's SRAM; use a larger mesh (mesh.width, mesh.height) or a smaller matrix");
-  }
 
   program_.name = "gemv";
   program_.start_task = program_.local(receive_x, "receive_x");

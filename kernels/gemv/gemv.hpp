@@ -55,6 +55,10 @@ class GemvKernel {
   // Places the problem on the wafer's top-left grid_width x grid_height PEs (0 = largest that
   // fits), sets routes, loads A tiles into SRAM and x into the north ingress ports.
   GemvKernel(Wafer& wafer, const GemvProblem& problem, uint32_t grid_width = 0, uint32_t grid_height = 0);
+  // The tiles of a rows x cols matrix on a q x p PE grid fit a PE (its SRAM, the u16 of a DSD's
+  // extent): checked from the config alone, before the matrix is drawn (a 26000² matrix was
+  // built, 5 GiB, to be refused). Throws ConfigError naming the fields.
+  static void check_tiles(uint32_t rows, uint32_t cols, uint32_t q, uint32_t p, uint32_t sram_bytes);
 
   uint32_t grid_width() const { return q_; }
   uint32_t grid_height() const { return p_; }

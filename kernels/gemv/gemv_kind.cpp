@@ -28,6 +28,13 @@ std::shared_ptr<const KernelConfig> parse_gemv(const YAML::Node& g, const Kernel
     if (grid["height"]) c->grid_height = uint32_t(positive(grid["height"], where, "gemv.grid.height", ctx.mesh.height));
   }
   if (g["seed"]) c->seed = integer_in(g["seed"], where, "gemv.seed", 0, UINT64_MAX);
+  const uint32_t q = c->grid_width ? c->grid_width : std::min(ctx.mesh.width, c->cols);
+  const uint32_t p = c->grid_height ? c->grid_height : std::min(ctx.mesh.height, c->rows);
+  try {
+    GemvKernel::check_tiles(c->rows, c->cols, q, p, ctx.machine.sram_bytes_per_pe);
+  } catch (const ConfigError& e) {
+    throw ConfigError(where + ": " + e.what());
+  }
   return c;
 }
 

@@ -23,7 +23,13 @@ std::shared_ptr<const KernelConfig> parse_reduce(const YAML::Node& r, const Kern
     throw ConfigError(where + ": field 'reduce.algorithm': expected chain or tree, got '" + c->algorithm + "'");
   if (!r["elements"]) throw ConfigError(where + ": field 'reduce.elements' is required (fp32 values per PE)");
   // The range the placement allows: the kernel's own variables share the SRAM.
-  c->elements = uint32_t(positive(r["elements"], where, "reduce.elements", ReduceKernel::max_elements(ctx.machine.sram_bytes_per_pe)));
+  // At most a DSD's extent too (a u16): with more SRAM than a WSE-2's, 100,000 elements placed and
+  // were refused by the run naming an op.
+  const uint64_t most = std::min<uint64_t>(ReduceKernel::max_elements(ctx.machine.sram_bytes_per_pe), 0xffff);
+  if (most == 0)
+    throw ConfigError(where + ": field 'machine.sram_bytes_per_pe': " + std::to_string(ctx.machine.sram_bytes_per_pe) +
+                      " bytes cannot hold the reduce kernel's own variables and one element");
+  c->elements = uint32_t(positive(r["elements"], where, "reduce.elements", most));
   if (r["seed"]) c->seed = integer_in(r["seed"], where, "reduce.seed", 0, UINT64_MAX);
   if (c->algorithm == "tree" && !std::has_single_bit(ctx.mesh.width))
     throw ConfigError(where + ": field 'mesh.width': the tree reduce needs a power of two, got " + std::to_string(ctx.mesh.width));
