@@ -133,9 +133,14 @@ inline double real_in(const YAML::Node& n, const std::string& where, const std::
   return v;
 }
 
-// The same, for a float field (a learning rate, a loss scale).
+// The same, for a float field (a learning rate, a loss scale): a value that is not 0 but is 0 in
+// fp32 (lr: 1e-50 trained as lr 0, silently; eps: 1e-50 was "not in (0, 1]") is refused.
 inline float number(const YAML::Node& n, const std::string& where, const std::string& field, double lo, double hi) {
-  return float(real_in(n, where, field, lo, hi));
+  const double v = real_in(n, where, field, lo, hi);
+  if (v != 0 && float(v) == 0)
+    throw ConfigError(where + ": field '" + field + "': " + describe(n) +
+                      " is 0 in fp32, which keeps it (its smallest positive value is about 1.4e-45)");
+  return float(v);
 }
 
 }  // namespace wse::yaml

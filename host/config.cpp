@@ -273,13 +273,25 @@ void load_train_fields(TrainConfig& t, MachineSpec& machine, const YAML::Node& r
     if (o["kind"]) oc.kind = scalar<std::string>(o["kind"], where, "optimizer.kind", "sgd or adam");
     if (oc.kind != "sgd" && oc.kind != "adam")
       throw ConfigError(where + ": field 'optimizer.kind': unknown optimizer '" + oc.kind + "' (known: sgd, adam)");
+    // A setting of the other optimizer is a mistake, not a no-op: `momentum:` under Adam (meaning
+    // beta1) trained with beta1 0.9, silently.
+    for (const char* key : {"momentum", "beta1", "beta2", "eps"}) {
+      const bool sgds = std::string(key) == "momentum";
+      if (o[key] && sgds != (oc.kind == "sgd"))
+        throw ConfigError(where + ": field 'optimizer." + key + "' is " + (sgds ? "SGD's" : "Adam's") + ", but optimizer.kind is " +
+                          oc.kind + (sgds ? " (Adam's first-moment decay is optimizer.beta1)" : " (SGD takes lr, momentum and weight_decay)"));
+    }
     if (o["lr"]) oc.lr = number(o["lr"], where, "optimizer.lr", 0, 100);
     if (o["momentum"]) oc.momentum = number(o["momentum"], where, "optimizer.momentum", 0, 1);
     // Adam divides by 1 - beta^t and by sqrt(v) + eps: beta 1 or eps 0 trains on NaN.
     auto below_one = [&](const char* key) {
-      const float v = number(o[key], where, std::string("optimizer.") + key, 0, 1);
+      const double v = real_in(o[key], where, std::string("optimizer.") + key, 0, 1);
       if (!(v < 1)) throw ConfigError(where + ": field 'optimizer." + key + "': expected a number in [0, 1), got " + describe(o[key]));
-      return v;
+      // Kept as an fp32: 0.99999999 is 1.0f there, and Adam divides by 1 - beta^t.
+      if (!(float(v) < 1))
+        throw ConfigError(where + ": field 'optimizer." + key + "': " + describe(o[key]) +
+                          " is 1 in fp32, which keeps it; the largest fp32 below 1 is 0.99999994");
+      return float(v);
     };
     if (o["beta1"]) oc.beta1 = below_one("beta1");
     if (o["beta2"]) oc.beta2 = below_one("beta2");

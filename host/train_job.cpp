@@ -384,6 +384,9 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   std::vector<uint64_t> detailed_steps, detailed_cycles;
   Progress progress(end - first, tc.batch_size);
   nlohmann::json losses = nlohmann::json::array();
+  // A diverged run's losses (NaN or infinite; null in the report): said at the end, with the step
+  // it began at (a run at lr 100 reported its test accuracy on NaN logits, exit 0, nothing said).
+  uint64_t non_finite_losses = 0, first_non_finite = 0;
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t wafer_cycles = 0;
   double window_loss = 0;
@@ -409,6 +412,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
       wafer_cycles += r.cycles;
       if (r.detailed) detailed_steps.push_back(s), detailed_cycles.push_back(r.cycles);
       losses.push_back(r.loss);
+      if (!std::isfinite(r.loss) && !non_finite_losses++) first_non_finite = s + 1;
       progress.step(s + 1 - first, r.loss, s / steps_per_epoch + 1);
       if (s == first) first_loss_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
       window_loss += r.loss, ++window;
@@ -485,7 +489,16 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   }
   const double accuracy = scored ? double(correct) / scored : 0.0;
   std::printf("  first loss after %.2f s; peak host memory %.1f MiB\n", first_loss_seconds, double(peak_rss_bytes()) / (1 << 20));
-  if (scored) std::printf("  test accuracy %.2f%% on %u samples (loss %.4f)\n", 100 * accuracy, scored, test_loss);
+  if (non_finite_losses)
+    std::printf("  warning: the loss was not finite (NaN or infinite) in %llu of %llu step(s), first at step %llu: the run diverged "
+                "(a learning rate too high, or beyond fp16's range in mixed precision); the report writes those losses as null, and "
+                "the test figures are of the diverged weights\n",
+                (unsigned long long)non_finite_losses, (unsigned long long)steps_done, (unsigned long long)first_non_finite);
+  if (const uint64_t skipped = trainer.skipped_updates())
+    std::printf("  note: MemoryX skipped %llu layer update(s) whose summed gradient was not finite (report: skipped_updates)\n",
+                (unsigned long long)skipped);
+  if (scored && std::isfinite(test_loss)) std::printf("  test accuracy %.2f%% on %u samples (loss %.4f)\n", 100 * accuracy, scored, test_loss);
+  else if (scored) std::printf("  test accuracy %.2f%% on %u samples (loss not finite)\n", 100 * accuracy, scored);
 
   nlohmann::json j;
   j["config"] = cfg.source.string();
@@ -508,6 +521,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   // Layer updates MemoryX skipped because a summed gradient was not finite (mixed precision's
   // overflow; docs/fc-mapping.md): 0 in a healthy run.
   j["skipped_updates"] = trainer.skipped_updates();
+  j["first_non_finite_loss_step"] = non_finite_losses ? nlohmann::json(first_non_finite) : nlohmann::json(nullptr);
   if (resume.on) j["resumed_from"] = modes.resume.string();
   j["encoding"] = tc.memoryx.encoding == StreamEncoding::Sparse ? "sparse" : "dense";
   j["weights_on_the_wire"] = encoding_name(tc.memoryx.encoding);  // "sparse fp16+index" in fp32 precision too
@@ -608,9 +622,10 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
                         {"resume", nullptr},
                         {"final_test_pass", test_pass_stopped ? "stopped before its end: not scored" : "not run"}};
   } else {
-    j["test_accuracy"] = accuracy;
+    // No test pass (no whole batch to score): nothing measured, so null, not a 0% that reads as one.
+    j["test_accuracy"] = scored ? nlohmann::json(accuracy) : nlohmann::json(nullptr);
     j["test_samples"] = scored;
-    j["test_loss"] = test_loss;
+    j["test_loss"] = scored ? nlohmann::json(test_loss) : nlohmann::json(nullptr);
   }
   j["sram_high_water_bytes"] = trainer.sram_high_water();
   j["host_seconds"] = train_seconds;

@@ -589,6 +589,15 @@ TEST(ReliabilityCli, ConfigValuesThatCannotWorkAreRefusedByName) {
       {"beta1.yaml", "optimizer: {kind: adam, beta1: 1}\n", "field 'optimizer.beta1': expected a number in [0, 1), got '1'"},
       {"beta2.yaml", "optimizer: {kind: adam, beta2: 1.0}\n", "field 'optimizer.beta2': expected a number in [0, 1)"},
       {"eps.yaml", "optimizer: {kind: adam, eps: 0}\n", "field 'optimizer.eps': expected a number in (0, 1]"},
+      // Found by a training-maths audit: the other optimizer's settings were ignored, and values
+      // that fp32 rounds to a bound were refused as if outside it, or, rounded to 0, taken.
+      {"adam_momentum.yaml", "optimizer: {kind: adam, momentum: 0.5}\n",
+       "field 'optimizer.momentum' is SGD's, but optimizer.kind is adam (Adam's first-moment decay is optimizer.beta1)"},
+      {"sgd_beta.yaml", "optimizer: {kind: sgd, beta1: 0.5}\n", "field 'optimizer.beta1' is Adam's, but optimizer.kind is sgd"},
+      {"beta2_fp32.yaml", "optimizer: {kind: adam, beta2: 0.99999999}\n",
+       "field 'optimizer.beta2': '0.99999999' is 1 in fp32, which keeps it; the largest fp32 below 1 is 0.99999994"},
+      {"eps_fp32.yaml", "optimizer: {kind: adam, eps: 1e-50}\n", "field 'optimizer.eps': '1e-50' is 0 in fp32"},
+      {"lr_fp32.yaml", "optimizer: {kind: sgd, lr: 1e-50}\n", "field 'optimizer.lr': '1e-50' is 0 in fp32"},
       {"mean.yaml", "model: {layers: [784, 16, 10], init: {weight: {kind: normal, mean: .inf}}}\n",
        "field 'model.init.weight.mean': expected a finite number within fp32's range"},
       {"fill.yaml", "model: {layers: [784, 16, 10], init: {bias: {kind: fill, value: 1e39}}}\n",

@@ -116,11 +116,49 @@ TEST(TrainCli, ATestSetSmallerThanABatchDoesNotBreakThePipeline) {
   const nlohmann::json ja = nlohmann::json::parse(std::ifstream(none / "report.json"));
   const nlohmann::json jb = nlohmann::json::parse(std::ifstream(small / "report.json"));
   EXPECT_EQ(jb["test_samples"], 0);
+  // Nothing scored: null, not a 0% that reads as a measurement (found by a training-maths audit).
+  for (const nlohmann::json* j : {&ja, &jb}) {
+    EXPECT_TRUE((*j)["test_accuracy"].is_null()) << (*j)["test_accuracy"];
+    EXPECT_TRUE((*j)["test_loss"].is_null()) << (*j)["test_loss"];
+  }
   EXPECT_TRUE(jb["test_accuracy_per_epoch"].empty());
   ASSERT_EQ(jb["timeline"].size(), 8u);
   for (size_t k = 0; k < 8; ++k) EXPECT_EQ(jb["timeline"][k]["cycles"], ja["timeline"][k]["cycles"]) << "step " << k + 1;
   EXPECT_EQ(jb["wafer_cycles"], ja["wafer_cycles"]);
   EXPECT_LT(ja["timeline"][4]["cycles"].get<uint64_t>(), ja["timeline"][0]["cycles"].get<uint64_t>());  // handed over: no fresh start
+}
+
+// A run that diverges says so (found by a reports audit: at lr 100 the loss went NaN from step 3,
+// the test accuracy was scored on NaN logits, and nothing was said; exit 0 is right, the run ran).
+TEST(TrainCli, ADivergedRunSaysSoAndWhere) {
+  const fs::path out = wse::test::fresh_dir(dir() / "diverged");
+  Output o = wse("run " + write("diverged.yaml", "machine: wse2\nmesh: {width: 4, height: 4}\nkernel: fc_train\nmodel: {layers: [784, 16, 10]}\n"
+                                                 "data: {train_samples: 64, eval_samples: 32}\ntraining: {batch_size: 16, epochs: 2, precision: mixed}\n"
+                                                 "optimizer: {kind: sgd, lr: 100}\n").string() +
+                 " --threads 1 --out " + out.string());
+  ASSERT_EQ(o.code, 0) << o.text;
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(out / "report.json"));
+  ASSERT_FALSE(j["first_non_finite_loss_step"].is_null()) << j["loss_per_step"];
+  const uint64_t first = j["first_non_finite_loss_step"].get<uint64_t>();
+  uint64_t nulls = 0;
+  for (size_t k = 0; k < j["loss_per_step"].size(); ++k) {
+    nulls += j["loss_per_step"][k].is_null();
+    EXPECT_EQ(j["loss_per_step"][k].is_null() && nulls == 1, k + 1 == first) << k;  // the first null is that step's
+  }
+  EXPECT_NE(o.text.find("warning: the loss was not finite (NaN or infinite) in " + std::to_string(nulls) + " of 8 step(s), first at step " +
+                        std::to_string(first)),
+            std::string::npos)
+      << o.text;
+  if (j["skipped_updates"].get<uint64_t>())
+    EXPECT_NE(o.text.find("note: MemoryX skipped " + std::to_string(j["skipped_updates"].get<uint64_t>()) + " layer update(s)"), std::string::npos);
+  // A healthy run says nothing of the kind, and writes null.
+  const fs::path ok = wse::test::fresh_dir(dir() / "healthy");
+  Output h = wse("run " + write("healthy.yaml", "machine: wse2\nmesh: {width: 4, height: 4}\nkernel: fc_train\nmodel: {layers: [784, 16, 10]}\n"
+                                                "data: {train_samples: 32, eval_samples: 16}\ntraining: {batch_size: 16}\n").string() +
+                 " --threads 1 --out " + ok.string());
+  ASSERT_EQ(h.code, 0) << h.text;
+  EXPECT_EQ(h.text.find("warning: the loss"), std::string::npos) << h.text;
+  EXPECT_TRUE(nlohmann::json::parse(std::ifstream(ok / "report.json"))["first_non_finite_loss_step"].is_null());
 }
 
 // With the output layer's weights kept on the wafer, its backward pass takes no bytes from
