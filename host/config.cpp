@@ -35,6 +35,14 @@ using yaml::count;
 using yaml::number;
 using yaml::real_in;
 
+// A path field: an empty one ('') was taken as unset (resume_from: '' trained from scratch,
+// data.dir: '' read the current directory).
+std::filesystem::path non_empty_path(const YAML::Node& n, const std::string& where, const std::string& field, const char* expected) {
+  const std::string v = scalar<std::string>(n, where, field, expected);
+  if (v.empty()) throw ConfigError(where + ": field '" + field + "': expected " + expected + ", got an empty string (leave the field out for its default)");
+  return v;
+}
+
 // A config or preset is a few KiB (a sparsity block's list of patterns, a few more); the bound
 // keeps a wrong path (a disk image, /dev/zero) a clear error rather than an endless read.
 constexpr uint64_t kMaxYamlBytes = uint64_t(16) << 20;
@@ -180,12 +188,22 @@ void load_sparsity(SparsityConfig& sc, const YAML::Node& n, const std::string& w
   if (pats.IsScalar()) {
     sc.patterns->push_back(sparsity_pattern(pats, where, f));
   } else if (pats.IsSequence()) {
-    for (size_t i = 0; i < pats.size(); ++i) sc.patterns->push_back(sparsity_pattern(pats[i], where, f + "[" + std::to_string(i) + "]"));
+    for (size_t i = 0; i < pats.size(); ++i) {
+      sc.patterns->push_back(sparsity_pattern(pats[i], where, f + "[" + std::to_string(i) + "]"));
+      for (size_t k = 0; k + 1 < sc.patterns->size(); ++k)
+        if ((*sc.patterns)[k].pattern == sc.patterns->back().pattern)
+          throw ConfigError(where + ": field '" + f + "[" + std::to_string(i) + "]': the regex '" + sc.patterns->back().pattern +
+                            "' is given twice (also at [" + std::to_string(k) + "]); give it once");
+    }
   } else if (pats.IsMap()) {
-    // regex -> overrides, in the order written: the first match wins.
+    // regex -> overrides, in the order written: the first match wins. A regex given twice is an
+    // error, as any field given twice is (the second was never reached, and reported as matching
+    // no parameter).
+    std::set<std::string> seen;
     for (const auto& kv : pats) {
       if (!kv.first.IsScalar()) throw ConfigError(where + ": field '" + f + "': a key is " + describe(kv.first) + ", expected a regex");
       const std::string key = kv.first.Scalar();
+      if (!seen.insert(key).second) throw ConfigError(where + ": field '" + f + "': the regex '" + key + "' is given twice; give it once");
       const std::string kf = f + "." + key;
       SparsityPattern p = sparsity_pattern(kv.first, where, f);
       if (kv.second && !kv.second.IsNull()) {
@@ -223,7 +241,7 @@ void load_train_fields(TrainConfig& t, MachineSpec& machine, const YAML::Node& r
                       std::to_string(t.layers.front()) + " and " + std::to_string(t.layers.back()));
   if (YAML::Node d = root["data"]) {
     check_keys(d, where, "data", {"dir", "train_samples", "eval_samples", "shuffle"});
-    if (d["dir"]) t.data_dir = scalar<std::string>(d["dir"], where, "data.dir", "a directory");
+    if (d["dir"]) t.data_dir = non_empty_path(d["dir"], where, "data.dir", "a directory");
     if (d["train_samples"]) t.train_samples = uint32_t(count(d["train_samples"], where, "data.train_samples", 1u << 30));
     if (d["eval_samples"]) t.eval_samples = uint32_t(count(d["eval_samples"], where, "data.eval_samples", 1u << 30));
     if (d["shuffle"]) t.shuffle = scalar<bool>(d["shuffle"], where, "data.shuffle", "true or false");
@@ -238,8 +256,8 @@ void load_train_fields(TrainConfig& t, MachineSpec& machine, const YAML::Node& r
     if (tr["max_steps"]) t.max_steps = uint32_t(count(tr["max_steps"], where, "training.max_steps", 1u << 30));
     if (tr["log_every"]) t.log_every = uint32_t(positive(tr["log_every"], where, "training.log_every", 1u << 30));
     if (tr["checkpoint_every"]) t.checkpoint_every = uint32_t(count(tr["checkpoint_every"], where, "training.checkpoint_every", 1u << 30));
-    if (tr["checkpoint_dir"]) t.checkpoint_dir = scalar<std::string>(tr["checkpoint_dir"], where, "training.checkpoint_dir", "a directory");
-    if (tr["resume_from"]) t.resume_from = scalar<std::string>(tr["resume_from"], where, "training.resume_from", "a checkpoint file");
+    if (tr["checkpoint_dir"]) t.checkpoint_dir = non_empty_path(tr["checkpoint_dir"], where, "training.checkpoint_dir", "a directory");
+    if (tr["resume_from"]) t.resume_from = non_empty_path(tr["resume_from"], where, "training.resume_from", "a checkpoint file");
     if (tr["precision"]) {
       const std::string p = scalar<std::string>(tr["precision"], where, "training.precision", "fp32 or mixed");
       if (p != "fp32" && p != "mixed") throw ConfigError(where + ": field 'training.precision': expected fp32 or mixed, got '" + p + "'");
@@ -349,9 +367,9 @@ void load_train_fields(TrainConfig& t, MachineSpec& machine, const YAML::Node& r
 
 }  // namespace
 
-void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string& where, const std::string& prefix) {
-  // A field's name as the user wrote it: `machine.clock_hz` in a run config, `clock_hz` in a preset.
-  auto f = [&](const std::string& key) { return prefix + key; };
+// Every field a machine takes: a preset file gives each (but `preset`), a run config's machine:
+// mapping any.
+static const std::set<std::string>& machine_field_names() {
   static const std::set<std::string> keys = {
       "name", "preset", "fabric_width", "fabric_height", "sram_bytes_per_pe", "sram_banks", "colours",
       "hop_latency_cycles", "ramp_latency_cycles", "wavelets_per_link_per_cycle", "router_buffer_depth",
@@ -361,11 +379,21 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
       "memoryx_bytes_per_cycle", "memoryx_update_bytes_per_cycle", "memoryx_latency_cycles", "swarmx_fanout",
       "swarmx_link_bytes_per_cycle", "swarmx_latency_cycles", "edge_buffer_bytes", "input_bytes_per_cycle", "input_latency_cycles",
       "user_node_latency_cycles"};
+  return keys;
+}
+
+void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string& where, const std::string& prefix) {
+  // A field's name as the user wrote it: `machine.clock_hz` in a run config, `clock_hz` in a preset.
+  auto f = [&](const std::string& key) { return prefix + key; };
+  const std::set<std::string>& keys = machine_field_names();
   check_keys(n, where, prefix.empty() ? "" : prefix.substr(0, prefix.size() - 1), keys);
   auto u32 = [&](const char* key, uint32_t& out, uint64_t max) {
     if (n[key]) out = uint32_t(positive(n[key], where, f(key), max));
   };
-  if (n["name"]) s.name = scalar<std::string>(n["name"], where, f("name"), "a string");
+  if (n["name"]) {
+    s.name = scalar<std::string>(n["name"], where, f("name"), "a string");
+    if (s.name.empty()) throw ConfigError(where + ": field '" + f("name") + "': expected a name, got an empty string");
+  }
   u32("fabric_width", s.fabric_width, 1u << 16);
   u32("fabric_height", s.fabric_height, 1u << 16);
   u32("sram_bytes_per_pe", s.sram_bytes_per_pe, 1u << 24);
@@ -464,7 +492,20 @@ MachineSpec load_machine(const std::string& name_or_path) {
   const std::string where = "machine preset " + path.string();
   return naming(where, [&] {
     MachineSpec spec;
-    apply_machine_fields(spec, load_yaml(path, "machine preset"), where);
+    const YAML::Node n = load_yaml(path, "machine preset");
+    apply_machine_fields(spec, n, where);
+    // A preset file gives every figure: one it left out took WSE-2's silently (a WSE-3 file
+    // without its fabric size placed on 750 x 994, one without its name ran as "wse2"), and
+    // `preset:`, which only a run config's machine: mapping reads, was taken and ignored.
+    if (n["preset"])
+      throw ConfigError(where + ": field 'preset': a preset file gives every figure itself; 'preset' names the base of a run "
+                        "config's machine: mapping ({preset: wse3, KEY: VALUE})");
+    std::string missing;
+    for (const std::string& key : machine_field_names())
+      if (key != "preset" && !n[key]) missing += (missing.empty() ? "" : ", ") + key;
+    if (!missing.empty())
+      throw ConfigError(where + ": misses " + missing + " (a preset file gives every figure; start from a copy of machines/wse2.yaml "
+                        "or wse3.yaml, or override a few in a run config's machine: {preset: NAME, KEY: VALUE})");
     return spec;
   });
 }

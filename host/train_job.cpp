@@ -234,9 +234,15 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     tc.resume_from = modes.resume;
   }
 
-  // Where the output goes, checked before any work (--validate_only writes nothing).
+  // Where the output goes, checked before any work (--validate_only writes nothing, but says what
+  // the run would refuse: a checkpoint_dir that is a file passed it).
   std::optional<OutputDir> out, own_ckpt;
   bool ckpt_in_out = false;
+  if (modes.validate_only && !tc.checkpoint_dir.empty()) {
+    std::error_code ec;
+    if (fs::exists(tc.checkpoint_dir, ec) && !fs::is_directory(tc.checkpoint_dir, ec))
+      throw OutputError("training.checkpoint_dir " + tc.checkpoint_dir.string() + ": exists and is not a directory; name a directory for the output");
+  }
   if (!modes.validate_only) {
     if (modes.overwrite && !tc.resume_from.empty() && path_inside(tc.resume_from, out_dir) && fs::exists(out_dir / OutputDir::kMarker))
       throw UsageError("--overwrite " + out_dir.string() + " would remove " + tc.resume_from.string() +

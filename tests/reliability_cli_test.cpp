@@ -598,6 +598,20 @@ TEST(ReliabilityCli, ConfigValuesThatCannotWorkAreRefusedByName) {
        "field 'optimizer.beta2': '0.99999999' is 1 in fp32, which keeps it; the largest fp32 below 1 is 0.99999994"},
       {"eps_fp32.yaml", "optimizer: {kind: adam, eps: 1e-50}\n", "field 'optimizer.eps': '1e-50' is 0 in fp32"},
       {"lr_fp32.yaml", "optimizer: {kind: sgd, lr: 1e-50}\n", "field 'optimizer.lr': '1e-50' is 0 in fp32"},
+      // Found by a config audit: a regex given twice was dropped (and said to match nothing); an
+      // empty path was taken as unset; --validate_only passed a checkpoint_dir that is a file; a
+      // preset file's `preset:` was ignored and the figures it left out were WSE-2's.
+      {"sp_dup.yaml", "sparsity: {sparsity: 0.5, param_name_patterns: {'fc1.*': {sparsity: 0.3}, 'fc1.*': {sparsity: 0.9}}}\n",
+       "field 'sparsity.param_name_patterns': the regex 'fc1.*' is given twice"},
+      {"sp_dup_list.yaml", "sparsity: {sparsity: 0.5, param_name_patterns: ['fc1.*', 'fc1.*']}\n",
+       "field 'sparsity.param_name_patterns[1]': the regex 'fc1.*' is given twice (also at [0])"},
+      {"dir_empty.yaml", "data: {dir: ''}\n", "field 'data.dir': expected a directory, got an empty string"},
+      {"resume_empty.yaml", "training: {resume_from: ''}\n", "field 'training.resume_from': expected a checkpoint file, got an empty string"},
+      {"ck_file.yaml", "training: {checkpoint_dir: /etc/hostname}\n", "training.checkpoint_dir /etc/hostname: exists and is not a directory"},
+      {"preset_in_file.yaml", "machine: " + config("inherit.yaml", "preset: wse3\nname: inherit\n").string() + "\n",
+       "field 'preset': a preset file gives every figure itself"},
+      {"partial_preset.yaml", "machine: " + config("partial.yaml", "name: partial\nfabric_width: 100\n").string() + "\n",
+       "misses clock_hz, colours, "},
       {"mean.yaml", "model: {layers: [784, 16, 10], init: {weight: {kind: normal, mean: .inf}}}\n",
        "field 'model.init.weight.mean': expected a finite number within fp32's range"},
       {"fill.yaml", "model: {layers: [784, 16, 10], init: {bias: {kind: fill, value: 1e39}}}\n",
