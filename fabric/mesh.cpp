@@ -91,7 +91,7 @@ void Mesh::set_filter(Coord tile, Colour colour, const CounterFilter& f) {
   LaneExt& e = r->make_ext(*lane);
   if (!e.has_switch) e.rx_union = bit(e.base_rx), e.tx_union = e.base_tx;
   if (!e.has_filter && filters >= spec_.pe_filters)
-    throw RouteError(where(tile, colour) + ": a " + std::to_string(filters + 1) + "th counter filter at this router, but a " +
+    throw RouteError(where(tile, colour) + ": counter filter number " + std::to_string(filters + 1) + " at this router, but a " +
                      spec_.name + " PE has " + std::to_string(spec_.pe_filters) + " (give some streams their own colours)");
   if (f.limit1 == 0 && f.max_counter == 0 && f.init_counter == 0)
     throw RouteError(where(tile, colour) + ": the filter passes every wavelet (limit1 = 0): leave it out");

@@ -62,7 +62,7 @@ int finalize_checkpoint_command(const std::filesystem::path& input, const std::f
   uint64_t total = 0;
   for (Tensor& t : ckpt.tensors) {
     const uint64_t n = finalize_tensor(t);
-    if (n) std::printf("  %-24s %llu of %zu sentinels -> 0\n", t.name.c_str(), (unsigned long long)n, t.size());
+    if (n) std::printf("  %-24s %llu of its %zu values were sentinels (pruned weights), now 0\n", t.name.c_str(), (unsigned long long)n, t.size());
     total += n;
   }
   if (!total) std::printf("  no NaN sentinels: %s is already dense\n", input.string().c_str());

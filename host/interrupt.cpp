@@ -14,6 +14,7 @@ namespace {
 
 // A signal handler may only touch lock-free atomics and call async-signal-safe functions.
 volatile sig_atomic_t g_received = 0;
+volatile sig_atomic_t g_final_test_pass = 0;
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 struct sigaction g_old[3];
 bool g_installed[3] = {false, false, false};
@@ -39,6 +40,12 @@ void on_signal(int sig) {
     return;
   }
   g_received = sig;
+  if (g_final_test_pass) {
+    say(sig == SIGINT    ? "\nwse: SIGINT: stopping the final test pass at the batch in progress (it will not be scored; every step has its checkpoint)\n"
+        : sig == SIGTERM ? "\nwse: SIGTERM: stopping the final test pass at the batch in progress (it will not be scored; every step has its checkpoint)\n"
+                         : "\nwse: SIGHUP: stopping the final test pass at the batch in progress (it will not be scored; every step has its checkpoint)\n");
+    return;
+  }
   say(sig == SIGINT    ? "\nwse: SIGINT: finishing the step in progress, then writing a checkpoint (send it again to stop at once)\n"
       : sig == SIGTERM ? "\nwse: SIGTERM: finishing the step in progress, then writing a checkpoint (send it again to stop at once)\n"
                        : "\nwse: SIGHUP: finishing the step in progress, then writing a checkpoint (send it again to stop at once)\n");
@@ -46,8 +53,11 @@ void on_signal(int sig) {
 
 }  // namespace
 
+void InterruptGuard::entering_final_test_pass() { g_final_test_pass = 1; }
+
 InterruptGuard::InterruptGuard() {
   g_received = 0;
+  g_final_test_pass = 0;
   g_tty = ::isatty(STDERR_FILENO) ? 1 : 0;
   struct sigaction sa {};
   sa.sa_handler = on_signal;

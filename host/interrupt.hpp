@@ -17,6 +17,10 @@ class InterruptGuard {
   // 0, or the first SIGINT / SIGTERM / SIGHUP received while the guard stood.
   int received() const;
   static const char* name(int sig);
+  // From here on the run is in its final test pass: a signal's message says what stopping does
+  // then (it said "finishing the step in progress, then writing a checkpoint", neither of which
+  // happens in the pass).
+  void entering_final_test_pass();
 };
 
 }  // namespace wse

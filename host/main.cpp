@@ -70,7 +70,7 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
   const auto& j = r.report;
   const std::filesystem::path report = out.entry("report.json");
   wse::write_file_atomic(report, wse::json_text(j, 2) + "\n", "report");
-  std::printf("  cycles            %llu (%.3f us at %.0f MHz)\n", (unsigned long long)j["cycles"].get<uint64_t>(),
+  std::printf("  cycles            %llu (%.4g us at %.4g MHz)\n", (unsigned long long)j["cycles"].get<uint64_t>(),
               double(j["cycles"].get<uint64_t>()) / cfg.machine.clock_hz * 1e6, cfg.machine.clock_hz / 1e6);
   if (j.contains("reduce"))
     std::printf("  reduce            %llu cycles on PE (0,0) (%s, %u PEs, N = %u), sums match the host's\n",

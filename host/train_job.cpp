@@ -481,7 +481,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     scored = (*last)["test_samples"].get<uint32_t>();
     correct = (*last)["correct"].get<uint32_t>();
     test_loss = (*last)["test_loss"].get<double>();
-  } else if (!stopped_by && !evaluate(scored, correct, test_loss, true)) {
+  } else if (!stopped_by && (guard->entering_final_test_pass(), !evaluate(scored, correct, test_loss, true))) {
     stopped_by = guard->received(), test_pass_stopped = true;
     scored = correct = 0, test_loss = 0;
   }
@@ -494,7 +494,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     stopped_by = 0;
   }
   const double accuracy = scored ? double(correct) / scored : 0.0;
-  std::printf("  first loss after %.2f s; peak host memory %.1f MiB\n", first_loss_seconds, double(peak_rss_bytes()) / (1 << 20));
+  std::printf("  first loss after %.3g s; peak host memory %.1f MiB\n", first_loss_seconds, double(peak_rss_bytes()) / (1 << 20));
   if (non_finite_losses)
     std::printf("  warning: the loss was not finite (NaN or infinite) in %llu of %llu step(s), first at step %llu: the run diverged "
                 "(a learning rate too high, or beyond fp16's range in mixed precision); the report writes those losses as null, and "
@@ -659,7 +659,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     std::fflush(stdout);
     return 128 + stopped_by;
   }
-  std::printf("  %.2f s per step, %.1f s per epoch of %u steps (host); report %s\n", j["host_seconds_per_step"].get<double>(),
+  std::printf("  %.3g s per step, %.3g s per epoch of %u steps (host); report %s\n", j["host_seconds_per_step"].get<double>(),
               j["host_seconds_per_step"].get<double>() * steps_per_epoch, steps_per_epoch, path.string().c_str());
   return 0;
 }

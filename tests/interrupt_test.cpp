@@ -167,6 +167,11 @@ TEST(Interrupt, ASignalAfterTheLastStepLeavesAReportAndNothingToResume) {
                                : "stopped by SIGTERM during the final test pass; every step ran"),
               std::string::npos)
         << c.text;
+    // What the signal's own message promised: in the final test pass, no step and no checkpoint
+    // (it said "finishing the step in progress, then writing a checkpoint" there too).
+    EXPECT_NE(c.text.find(stop ? "SIGTERM: finishing the step in progress" : "SIGTERM: stopping the final test pass at the batch in progress"),
+              std::string::npos)
+        << c.text;
     EXPECT_TRUE(fs::exists(out / "checkpoints" / "step_10.safetensors"));
     ASSERT_TRUE(fs::exists(out / "report.json")) << c.text;
     const nlohmann::json r = nlohmann::json::parse(std::ifstream(out / "report.json"));

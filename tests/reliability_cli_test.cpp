@@ -251,6 +251,8 @@ TEST(ReliabilityCli, KernelSizesAreCheckedFromTheConfigAlone) {
        "field 'reduce.elements': expected an integer in [1, 65535], got '100000'"},
       {"machine: {preset: wse2, sram_bytes_per_pe: 7}\nmesh: {width: 4, height: 1}\nkernel: reduce\nreduce: {elements: 1}\n",
        "field 'machine.sram_bytes_per_pe': 7 bytes cannot hold the reduce kernel's own variables and one element"},
+      {"machine: {preset: wse2, fabric_width: 65536}\nmesh: {width: 65536, height: 1}\nkernel: reduce\nreduce: {algorithm: tree, elements: 1}\n",
+       "field 'mesh.width': the tree reduce takes at most 32768 PEs"},
   };
   for (const Case& c : cases) {
     const fs::path out = wse::test::fresh_dir(dir() / "sizes");
@@ -624,7 +626,8 @@ TEST(ReliabilityCli, ConfigValuesThatCannotWorkAreRefusedByName) {
       {"gain_b.yaml", "model: {layers: [784, 16, 10], init: {bias: {kind: xavier_uniform, gain: -0.5}}}\n",
        "field 'model.init.bias.gain': expected a number >= 0"},
       {"twice.yaml", "training: {batch_size: 16, batch_size: 32}\n", "field 'training.batch_size' is given twice"},
-      {"clock.yaml", "machine: {preset: wse2, clock_hz: .inf}\n", "field 'machine.clock_hz': expected a positive, finite frequency"},
+      {"clock.yaml", "machine: {preset: wse2, clock_hz: .inf}\n", "field 'machine.clock_hz': expected a number in [1, 1e+12], got '.inf'"},
+      {"clock_tiny.yaml", "machine: {preset: wse2, clock_hz: 1e-320}\n", "field 'machine.clock_hz': expected a number in [1, 1e+12], got '1e-320'"},
       // More samples than Fashion-MNIST holds (60,000 and 10,000) were cut to what it holds, without a word.
       {"train_n.yaml", "data: {train_samples: 60001}\n", "field 'data.train_samples' asks for 60001 samples, but"},
       {"eval_n.yaml", "data: {train_samples: 64, eval_samples: 10016}\n", "field 'data.eval_samples' asks for 10016 samples, but"},
@@ -639,7 +642,7 @@ TEST(ReliabilityCli, ConfigValuesThatCannotWorkAreRefusedByName) {
       {"rate_lo.yaml", "machine: {preset: wse2, swarmx_link_bytes_per_cycle: 1e-7}\n",
        "field 'machine.swarmx_link_bytes_per_cycle': expected a number in [1e-06, 1e+09], got '1e-7'"},
       {"quoted.yaml", "swarmx: {fanout: \"4\"}\n", "field 'swarmx.fanout': expected a positive integer, got the quoted string '4'"},
-      {"quoted_m.yaml", "machine: {preset: wse2, clock_hz: '850e6'}\n", "field 'machine.clock_hz': expected a frequency in Hz, got the quoted string '850e6'"},
+      {"quoted_m.yaml", "machine: {preset: wse2, clock_hz: '850e6'}\n", "field 'machine.clock_hz': expected a number, got the quoted string '850e6'"},
       // Init parameters each within fp32's range whose weights are not: an overflow was reported as
       // a "checkpoint" error with no field, and weights beyond fp16's range (mixed precision streams
       // fp16) trained on NaN with exit code 0.

@@ -38,7 +38,7 @@ TEST(RouterSwitch, ARouterHoldsAtMostThreeFilters) {
   for (Colour c = 0; c < 4; ++c) w.mesh().set_route({0, 0}, c, Route::make(Dir::West, {Dir::Ramp}));
   for (Colour c = 0; c < 3; ++c) w.mesh().set_filter({0, 0}, c, CounterFilter::window(0, 1, 2));
   test::expect_error<RouteError>([&] { w.mesh().set_filter({0, 0}, 3, CounterFilter::window(0, 1, 2)); },
-                                 {"colour 3", "4th counter filter", "wse2 PE has 3"});
+                                 {"colour 3", "counter filter number 4", "wse2 PE has 3"});
 }
 
 // A stream of 12 wavelets multicast along a row of three PEs; each router's filter hands its PE

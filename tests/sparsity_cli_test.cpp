@@ -160,7 +160,7 @@ TEST(SparsityCli, FinalizeCheckpointLeavesAStandardDenseCheckpoint) {
 
   Output f = wse("finalize-checkpoint --input " + sparse.string() + " --output " + dense.string());
   ASSERT_EQ(f.code, 0) << f.text;
-  EXPECT_NE(f.text.find("fc1.weight               10035 of 12544 sentinels -> 0"), std::string::npos) << f.text;
+  EXPECT_NE(f.text.find("fc1.weight               10035 of its 12544 values were sentinels (pruned weights), now 0"), std::string::npos) << f.text;
   Output after = wse::test::shell(reader + dense.string());
   EXPECT_EQ(after.code, 0) << after.text;
   // Every one of the 8 tensors (4 parameters and their momenta) without a NaN left.

@@ -33,6 +33,11 @@ std::shared_ptr<const KernelConfig> parse_reduce(const YAML::Node& r, const Kern
   if (r["seed"]) c->seed = integer_in(r["seed"], where, "reduce.seed", 0, UINT64_MAX);
   if (c->algorithm == "tree" && !std::has_single_bit(ctx.mesh.width))
     throw ConfigError(where + ": field 'mesh.width': the tree reduce needs a power of two, got " + std::to_string(ctx.mesh.width));
+  // PE (0,0) queues an op per level of the tree behind its first stream, and a task queues at most
+  // 16 items (pe/pe.hpp): 16 levels failed at run time naming the PE's queue, not the config.
+  if (c->algorithm == "tree" && ctx.mesh.width > 32768)
+    throw ConfigError(where + ": field 'mesh.width': the tree reduce takes at most 32768 PEs (a level per doubling, each an op "
+                      "PE (0,0) queues behind its stream, at most 16 of them), got " + std::to_string(ctx.mesh.width));
   return c;
 }
 
