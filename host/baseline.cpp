@@ -164,8 +164,9 @@ int run_baseline(const RunConfig& cfg, const std::filesystem::path& out_dir, boo
                       {"batch_size", tc.batch_size},
                       {"loss_per_step", r.losses},
                       {"test_samples", r.scored},
-                      {"test_accuracy", r.accuracy()},
-                      {"test_loss", r.test_loss},
+                      // Nothing scored: null, as in `wse run`'s report.
+                      {"test_accuracy", r.scored ? nlohmann::json(r.accuracy()) : nlohmann::json(nullptr)},
+                      {"test_loss", r.scored ? nlohmann::json(r.test_loss) : nlohmann::json(nullptr)},
                       {"host_seconds", secs}};
   const auto report = out.entry("report.json");
   write_file_atomic(report, json_text(j, 2) + "\n", "report");

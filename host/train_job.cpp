@@ -552,6 +552,8 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     nlohmann::json list = nlohmann::json::array();
     for (size_t i = 0; i < detailed_steps.size() && i < 1000; ++i) list.push_back(detailed_steps[i] + 1);
     d["detailed_step_numbers"] = list;  // counted from 1, at most the first 1000
+    // The same keys whatever the policy (with training.detail: none `projected` was a string and
+    // `measured` missing): null where no step ran cycle by cycle, and `how` says why.
     if (!detailed_cycles.empty()) {
       uint64_t sum = 0, lo = UINT64_MAX, hi = 0;
       for (uint64_t c : detailed_cycles) sum += c, lo = std::min(lo, c), hi = std::max(hi, c);
@@ -559,9 +561,13 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
                        {"cycles_per_step_min", lo},
                        {"cycles_per_step_max", hi},
                        {"spread", hi - lo}};
+    } else {
+      d["measured"] = {{"cycles_per_step_mean", nullptr}, {"cycles_per_step_min", nullptr}, {"cycles_per_step_max", nullptr}, {"spread", nullptr}};
     }
     if (detailed_steps.empty())
-      d["projected"] = "nothing: no step ran cycle by cycle, so no wafer time is known (training.detail: none)";
+      d["projected"] = {{"total_cycles", nullptr},
+                        {"total_seconds", nullptr},
+                        {"how", "nothing: no step ran cycle by cycle, so no wafer time is known (training.detail: none)"}};
     else
       d["projected"] = {{"total_cycles", wafer_cycles},
                       {"total_seconds", double(wafer_cycles) / cfg.machine.clock_hz},

@@ -161,6 +161,27 @@ TEST(TrainCli, ADivergedRunSaysSoAndWhere) {
   EXPECT_TRUE(nlohmann::json::parse(std::ifstream(ok / "report.json"))["first_non_finite_loss_step"].is_null());
 }
 
+// With training.detail: none the report's detail block has the same keys, null where no step ran
+// cycle by cycle (`projected` was a string and `measured` missing: a reader of
+// detail.projected.total_cycles broke; found by a reports audit).
+TEST(TrainCli, TheDetailBlockHasTheSameKeysWhateverThePolicy) {
+  const std::string base = "machine: wse2\nmesh: {width: 4, height: 4}\nkernel: fc_train\nmodel: {layers: [784, 16, 10]}\n"
+                           "data: {train_samples: 32, eval_samples: 0}\n";
+  const fs::path none = wse::test::fresh_dir(dir() / "detail_none"), all = wse::test::fresh_dir(dir() / "detail_all");
+  ASSERT_EQ(wse("run " + write("detail_none.yaml", base + "training: {batch_size: 16, detail: none}\n").string() + " --threads 1 --out " + none.string()).code, 0);
+  ASSERT_EQ(wse("run " + write("detail_all.yaml", base + "training: {batch_size: 16, detail: all}\n").string() + " --threads 1 --out " + all.string()).code, 0);
+  const nlohmann::json n = nlohmann::json::parse(std::ifstream(none / "report.json"))["detail"];
+  const nlohmann::json a = nlohmann::json::parse(std::ifstream(all / "report.json"))["detail"];
+  for (const char* block : {"measured", "projected"}) {
+    ASSERT_TRUE(n[block].is_object()) << block << ": " << n[block];
+    for (const auto& [key, value] : a[block].items()) {
+      ASSERT_TRUE(n[block].contains(key)) << block << "." << key;
+      if (key != "how") EXPECT_TRUE(n[block][key].is_null()) << block << "." << key << ": " << n[block][key];
+    }
+  }
+  EXPECT_NE(n["projected"]["how"].get<std::string>().find("no step ran cycle by cycle"), std::string::npos);
+}
+
 // With the output layer's weights kept on the wafer, its backward pass takes no bytes from
 // MemoryX: the report counted them as if streamed. The weights still enter the mesh at the edge
 // (wavelets_streamed is unchanged). Found by a user audit.
