@@ -99,12 +99,18 @@ inline uint64_t positive(const YAML::Node& n, const std::string& where, const st
 
 inline void check_keys(const YAML::Node& map, const std::string& where, const std::string& prefix,
                 const std::set<std::string>& allowed) {
-  if (!map.IsMap()) throw ConfigError(where + ": field '" + prefix + "': expected a mapping, got " + describe(map));
+  if (!map.IsMap())
+    throw ConfigError(where + ": " + (prefix.empty() ? std::string("at the top level") : "field '" + prefix + "'") + ": expected a mapping, got " +
+                      describe(map));
   std::set<std::string> seen;
   for (const auto& kv : map) {
     if (!kv.first.IsScalar())
       throw ConfigError(where + ": " + (prefix.empty() ? std::string("at the top level") : "field '" + prefix + "'") + ": a key is " + describe(kv.first) + ", expected a field name");
     std::string key = kv.first.Scalar();
+    // YAML 1.1's merge key, which yaml-cpp reads as a plain key "<<".
+    if (key == "<<")
+      throw ConfigError(where + ": " + (prefix.empty() ? std::string("at the top level") : "field '" + prefix + "'") +
+                        ": a merge key (<<) is not supported; write the fields out (an alias of a whole value, *name, is)");
     // yaml-cpp keeps both and finds the first: `{rows: 100, rows: 200}` ran 100 rows, silently.
     if (!seen.insert(key).second)
       throw ConfigError(where + ": field '" + (prefix.empty() ? "" : prefix + ".") + key + "' is given twice; give it once");

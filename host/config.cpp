@@ -490,7 +490,7 @@ MachineSpec load_machine(const std::string& name_or_path) {
     std::string list;
     for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
     throw ConfigError("machine preset '" + name_or_path + "' not found (looked for " + path.string() + "; presets in " +
-                      machines_dir().string() + (std::getenv("WSE_MACHINES_DIR") ? ", from WSE_MACHINES_DIR" : "") + ": " +
+                      machines_dir().string() + (std::getenv("WSE_MACHINES_DIR") && *std::getenv("WSE_MACHINES_DIR") ? ", from WSE_MACHINES_DIR" : "") + ": " +
                       (list.empty() ? std::string("none") : list) + ")");
   }
   const std::string where = "machine preset " + path.string();

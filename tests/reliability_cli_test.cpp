@@ -627,6 +627,8 @@ TEST(ReliabilityCli, ConfigValuesThatCannotWorkAreRefusedByName) {
        "field 'model.init.bias.gain': expected a number >= 0"},
       {"twice.yaml", "training: {batch_size: 16, batch_size: 32}\n", "field 'training.batch_size' is given twice"},
       {"clock.yaml", "machine: {preset: wse2, clock_hz: .inf}\n", "field 'machine.clock_hz': expected a number in [1, 1e+12], got '.inf'"},
+      {"merge.yaml", "machine: {<<: {preset: wse2}, clock_hz: 1e9}\n", "field 'machine': a merge key (<<) is not supported"},
+      {"empty_preset_cfg.yaml", "machine: " + config("empty_preset.yaml", "").string() + "\n", "at the top level: expected a mapping, got nothing"},
       {"io_tiny.yaml", "machine: {preset: wse2, io_bytes_per_cycle: 3e-17}\n",
        "field 'machine.io_bytes_per_cycle': expected 0 (unlimited) or a number from 1e-9, got '3e-17'"},
       {"clock_tiny.yaml", "machine: {preset: wse2, clock_hz: 1e-320}\n", "field 'machine.clock_hz': expected a number in [1, 1e+12], got '1e-320'"},
