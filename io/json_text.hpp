@@ -8,8 +8,11 @@
 
 namespace wse {
 
-inline std::string json_text(const nlohmann::json& j, int indent = -1) {
-  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+// Any nlohmann JSON type: an ordered_json (a checkpoint's header) keeps its order (converted to
+// json it was sorted, and the checkpoint's bytes changed).
+template <class Json>
+std::string json_text(const Json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace wse

@@ -105,6 +105,32 @@ fs::path good_checkpoint(const std::string& name, const std::string& optimizer =
   return p;
 }
 
+// A checkpoint's header lists its tensors in the order their bytes lie (each parameter, then its
+// optimizer states), as written since the first checkpoint: written through json_text as a
+// plain json, the header came out sorted, and the same run's checkpoint changed its bytes.
+TEST(CheckpointValidation, TheHeaderKeepsTheOrderTheTensorsAreWrittenIn) {
+  const fs::path p = good_checkpoint("order.safetensors");
+  std::ifstream in(p, std::ios::binary);
+  uint64_t n = 0;
+  in.read(reinterpret_cast<char*>(&n), 8);
+  std::string header(n, '\0');
+  in.read(header.data(), std::streamsize(n));
+  std::vector<size_t> at;
+  for (const char* key : {"\"__metadata__\"", "\"fc1.weight\"", "\"fc1.weight.momentum\"", "\"fc1.bias\"", "\"fc2.weight\""}) {
+    at.push_back(header.find(key));
+    ASSERT_NE(at.back(), std::string::npos) << key << " in " << header;
+  }
+  EXPECT_TRUE(std::is_sorted(at.begin(), at.end())) << header;
+  // And the offsets rise in that order: the bytes lie as the header lists them.
+  const nlohmann::ordered_json h = nlohmann::ordered_json::parse(header);
+  uint64_t end = 0;
+  for (const auto& [name, t] : h.items()) {
+    if (name == "__metadata__") continue;
+    EXPECT_EQ(t["data_offsets"][0].get<uint64_t>(), end) << name;
+    end = t["data_offsets"][1].get<uint64_t>();
+  }
+}
+
 // A copy of checkpoint `src` with its header edited by `edit` (the data kept).
 fs::path edited(const fs::path& src, const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
   std::ifstream in(src, std::ios::binary);
