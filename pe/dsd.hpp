@@ -18,22 +18,23 @@ namespace wse {
 // BadStride: what mem1d() makes of a memory vector whose stride is not an i8 (mem1d_dsd's stride,
 // sdk.cerebras.ai/csl/language/dsds); every op refuses it, naming the stride (PeContext::issue).
 // A kind of its own, so the builtins' fast path (PeContext::builtin) needs no test for it.
-enum class DsdKind : uint8_t { None, Mem, FabIn, FabOut, Scalar, BadStride };
-
-// A scalar's type, in its flags: CSL's scalars are typed, and an op refuses one of the other type
-// (an fp32 1.0 read as fp16 bits was 0, silently).
-constexpr uint8_t kScalarF16 = 1;
+// Scalar and ScalarF16: a scalar's type is its kind, as CSL's scalars are typed; an op refuses one
+// of the other type (fmovh of an fp32 1.0 read its bits as fp16: 0, silently). A kind, not a flag,
+// so the fast path tests it in the one compare it made before (a flag's test cost the FC kernel's
+// per-weight loop 38% more instructions).
+enum class DsdKind : uint8_t { None, Mem, FabIn, FabOut, Scalar, BadStride, ScalarF16 };
 
 struct Dsd {
   DsdKind kind = DsdKind::None;
   Colour colour = 0;     // FabIn / FabOut
-  uint8_t flags = 0;     // FabOut: kAdvanceSwitch (on its last wavelet), kControl (control wavelets); Scalar: kScalarF16 or 0 (fp32)
+  uint8_t flags = 0;     // FabOut: kAdvanceSwitch (on its last wavelet), kControl (control wavelets)
   int32_t stride = 1;    // Mem: in elements (0 = the same element every time)
   uint32_t offset = 0;   // Mem: SRAM byte offset; Scalar: the value's bits
   uint32_t length = 0;   // elements (a scalar has none)
 
   bool mem() const { return kind == DsdKind::Mem; }
   bool fabric() const { return kind == DsdKind::FabIn || kind == DsdKind::FabOut; }
+  bool scalar() const { return kind == DsdKind::Scalar || kind == DsdKind::ScalarF16; }
 };
 
 // A vector in SRAM: `length` elements from `byte_offset`, `stride` elements apart.
@@ -58,8 +59,7 @@ inline Dsd scalar_f32(float v) {
   return d;
 }
 inline Dsd scalar_f16(_Float16 v) {
-  Dsd d{DsdKind::Scalar};
-  d.flags = kScalarF16;
+  Dsd d{DsdKind::ScalarF16};
   uint16_t bits;
   std::memcpy(&bits, &v, 2);
   d.offset = bits;

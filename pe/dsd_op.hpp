@@ -167,7 +167,7 @@ template <DsdOpCode C, ElemType TD, ElemType TA, ElemType TB, ElemType TS>
     const float sv = from_bits(scalar, TS);
     const bool amem = a.mem(), bmem = b.mem();
     const float ca = amem ? 0.0f : from_bits(a.offset, TA);
-    const float cb = bmem ? 0.0f : b.kind == DsdKind::Scalar ? from_bits(b.offset, TB) : 0.0f;
+    const float cb = bmem ? 0.0f : b.scalar() ? from_bits(b.offset, TB) : 0.0f;
     for (uint32_t i = 0; i < n; ++i) {
       const float va = amem ? load(pa + int64_t(i) * sa, TagA{}) : ca;
       const float vb = bmem ? load(pb + int64_t(i) * sb, TagB{}) : cb;

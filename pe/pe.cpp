@@ -228,7 +228,7 @@ uint32_t Pe::run_memory_op(const DsdOp& op, const MachineSpec& spec, uint32_t& f
     for (uint32_t i = 0; i < n; ++i) {
       const float va = op.a.mem() ? mem_read(m, op.a, i, op.t_a) : from_bits(op.a.offset, op.t_a);
       const float vb = op.b.mem() ? mem_read(m, op.b, i, op.t_b)
-                                  : op.b.kind == DsdKind::Scalar ? from_bits(op.b.offset, op.t_b) : 0.0f;
+                                  : op.b.scalar() ? from_bits(op.b.offset, op.t_b) : 0.0f;
       mem_write(m, op.dst, i, op.t_dst, dsd_compute(op, va, vb, sv));
     }
   }
@@ -282,7 +282,8 @@ Pe::Progress Pe::progress(ActiveOp& a, uint8_t thread, TileId self, Cycle now, S
         }
         break;
       }
-      case DsdKind::Scalar: bits[k] = d.offset; break;
+      case DsdKind::Scalar:
+      case DsdKind::ScalarF16: bits[k] = d.offset; break;
       default: break;
     }
   }
@@ -664,7 +665,7 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
     if (d->kind == DsdKind::BadStride)
       bad("a memory DSD with a stride of " + std::to_string(d->stride) + " elements: a mem1d_dsd's stride is an i8 (-128 to 127)");
   const ElemType types[3] = {op.t_dst, op.t_a, op.t_b};
-  if (op.dst.kind == DsdKind::None || op.dst.kind == DsdKind::Scalar || op.dst.kind == DsdKind::FabIn)
+  if (op.dst.kind == DsdKind::None || op.dst.scalar() || op.dst.kind == DsdKind::FabIn)
     bad("the destination must be a memory or fabric-output DSD");
   uint32_t n = op.dst.length;
   // A source the op reads must be given (a default Dsd{} read as zeros, silently); a scalar must
@@ -673,8 +674,8 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
   for (int k = 1; k < (binary ? 3 : 2); ++k)
     if (ops[k]->kind == DsdKind::None) bad(std::string("source operand ") + (k == 1 ? "a" : "b") + " is an empty DSD (Dsd{}): give a memory, fabric-input or scalar DSD");
   for (int k = 1; k < 3; ++k)
-    if (const Dsd& d = *ops[k]; d.kind == DsdKind::Scalar && ((d.flags & kScalarF16) != 0) != (types[k] == ElemType::F16))
-      bad(std::string("source operand ") + (k == 1 ? "a" : "b") + " is an " + ((d.flags & kScalarF16) ? "fp16 scalar (scalar_f16)" : "fp32 scalar (scalar_f32)") +
+    if (const Dsd& d = *ops[k]; d.scalar() && (d.kind == DsdKind::ScalarF16) != (types[k] == ElemType::F16))
+      bad(std::string("source operand ") + (k == 1 ? "a" : "b") + " is an " + (d.kind == DsdKind::ScalarF16 ? "fp16 scalar (scalar_f16)" : "fp32 scalar (scalar_f32)") +
           ", where @" + op.name + " reads " + (types[k] == ElemType::F16 ? "fp16: use scalar_f16" : "fp32: use scalar_f32"));
   for (int k = 1; k < 3; ++k) {
     const Dsd& d = *ops[k];

@@ -403,12 +403,13 @@ class PeContext {
     // else (or anything issue() would refuse) goes through issue().
     // (A scalar of the op's type; an op of two sources given both: issue() names what is wrong.)
     constexpr bool kBinary = C != DsdOpCode::Mov && C != DsdOpCode::Neg && C != DsdOpCode::Cvt;
-    constexpr uint8_t kFlagsA = TA == ElemType::F16 ? kScalarF16 : 0, kFlagsB = TB == ElemType::F16 ? kScalarF16 : 0;
+    constexpr DsdKind kScalarA = TA == ElemType::F16 ? DsdKind::ScalarF16 : DsdKind::Scalar;
+    constexpr DsdKind kScalarB = TB == ElemType::F16 ? DsdKind::ScalarF16 : DsdKind::Scalar;
+    constexpr DsdKind kNoB = kBinary ? static_cast<DsdKind>(0xff) : DsdKind::None;  // no b: only a one-source op (0xff is no kind)
     if (!o.async && o.microthread < 0 && o.activate.kind == TaskRef::None && o.unblock.kind == TaskRef::None &&
         !pe_.fifo_count_ && !pe_.main_active_ && dst.kind == DsdKind::Mem && n && n <= 0xffffu &&
-        in_sram(dst, n, TD) && ((a.kind == DsdKind::Scalar && a.flags == kFlagsA) || (a.kind == DsdKind::Mem && a.length == n && in_sram(a, n, TA))) &&
-        ((b.kind == DsdKind::None && !kBinary) || (b.kind == DsdKind::Scalar && b.flags == kFlagsB) ||
-         (b.kind == DsdKind::Mem && b.length == n && in_sram(b, n, TB)))) {
+        in_sram(dst, n, TD) && (a.kind == kScalarA || (a.kind == DsdKind::Mem && a.length == n && in_sram(a, n, TA))) &&
+        (b.kind == kNoB || b.kind == kScalarB || (b.kind == DsdKind::Mem && b.length == n && in_sram(b, n, TB)))) {
       dsd_mem_elements<C, TD, TA, TB, TS>(pe_.sram.base(), dst, a, b, scalar, n);
       ran_now(C, n, dsd_simd_width(C, TD, TA, TB, dst, a, b, spec_));
       return;
