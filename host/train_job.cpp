@@ -241,7 +241,8 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   if (modes.validate_only && !tc.checkpoint_dir.empty()) {
     std::error_code ec;
     if (fs::exists(tc.checkpoint_dir, ec) && !fs::is_directory(tc.checkpoint_dir, ec))
-      throw OutputError("training.checkpoint_dir " + tc.checkpoint_dir.string() + ": exists and is not a directory; name a directory for the output");
+      throw OutputError(where + ": field 'training.checkpoint_dir': " + tc.checkpoint_dir.string() +
+                        " exists and is not a directory; name a directory for the output");
   }
   if (!modes.validate_only) {
     if (modes.overwrite && !tc.resume_from.empty() && path_inside(tc.resume_from, out_dir) && fs::exists(out_dir / OutputDir::kMarker))

@@ -253,6 +253,9 @@ TEST(ReliabilityCli, KernelSizesAreCheckedFromTheConfigAlone) {
        "field 'machine.sram_bytes_per_pe': 7 bytes cannot hold the reduce kernel's own variables and one element"},
       {"machine: {preset: wse2, fabric_width: 65536}\nmesh: {width: 65536, height: 1}\nkernel: reduce\nreduce: {algorithm: tree, elements: 1}\n",
        "field 'mesh.width': the tree reduce takes at most 32768 PEs"},
+      {"machine: {preset: wse2, sram_bytes_per_pe: 16777216}\nmesh: {width: 1, height: 1}\nkernel: fc_train\nmodel: {layers: [784, 1, 10]}\n"
+       "data: {train_samples: 128, eval_samples: 0}\ntraining: {batch_size: 128}\n",
+       "a PE column's 784 input features for 128 samples per PE row make a vector of 100352 elements, beyond a DSD's 65,535"},
   };
   for (const Case& c : cases) {
     const fs::path out = wse::test::fresh_dir(dir() / "sizes");
@@ -609,7 +612,7 @@ TEST(ReliabilityCli, ConfigValuesThatCannotWorkAreRefusedByName) {
        "field 'sparsity.param_name_patterns[1]': the regex 'fc1.*' is given twice (also at [0])"},
       {"dir_empty.yaml", "data: {dir: ''}\n", "field 'data.dir': expected a directory, got an empty string"},
       {"resume_empty.yaml", "training: {resume_from: ''}\n", "field 'training.resume_from': expected a checkpoint file, got an empty string"},
-      {"ck_file.yaml", "training: {checkpoint_dir: /etc/hostname}\n", "training.checkpoint_dir /etc/hostname: exists and is not a directory"},
+      {"ck_file.yaml", "training: {checkpoint_dir: /etc/hostname}\n", "field 'training.checkpoint_dir': /etc/hostname exists and is not a directory"},
       {"preset_in_file.yaml", "machine: " + config("inherit.yaml", "preset: wse3\nname: inherit\n").string() + "\n",
        "field 'preset': a preset file gives every figure itself"},
       {"partial_preset.yaml", "machine: " + config("partial.yaml", "name: partial\nfabric_width: 100\n").string() + "\n",

@@ -87,6 +87,33 @@ FcLayout::FcLayout(const FcModel& model, MeshShape mesh, const MachineSpec& mach
     }
   }
   check_sram_plan(machine.sram_bytes_per_pe);
+  check_dsd_extents();
+}
+
+// The longest vector a PE's ops name, against a DSD's extent (a u16): each layer's sums over the
+// PE's batch rows (n_out x br), the gathered dZ of every layer but the first (k_in x br), the input
+// slice (kn x br). A machine with more SRAM than a WSE-2's placed a batch of 128 on one PE that
+// the run then refused naming an op (784 x 128 = 100,352 elements); on a WSE-2 the SRAM check
+// above refuses such a PE first.
+void FcLayout::check_dsd_extents() const {
+  uint32_t br = 0;
+  for (uint32_t r = 0; r < p_; ++r) br = std::max(br, rows_.size(r));
+  uint64_t most = 0;
+  std::string what;
+  auto consider = [&](uint64_t elements, const std::string& of) {
+    if (elements > most) most = elements, what = of;
+  };
+  for (size_t l = 0; l + 1 < model_.layers.size(); ++l) {
+    consider(uint64_t(model_.layers[l + 1]) * br, "layer " + layer_name(l) + "'s " + std::to_string(model_.layers[l + 1]) + " outputs");
+    if (l > 0) consider(uint64_t(model_.layers[l]) * br, "layer " + layer_name(l) + "'s " + std::to_string(model_.layers[l]) + " input gradients");
+  }
+  uint32_t kn = 0;
+  for (uint32_t c = 0; c < q_; ++c) kn = std::max(kn, features_[0].size(c));
+  consider(uint64_t(kn) * br, "a PE column's " + std::to_string(kn) + " input features");
+  if (most > 0xffff)
+    throw ConfigError(model_.where + ": " + what + " for " + std::to_string(br) + " samples per PE row make a vector of " +
+                      std::to_string(most) + " elements, beyond a DSD's 65,535 (a u16); use more PE rows (mesh.height) or a smaller "
+                      "training.batch_size");
 }
 
 std::vector<StreamSlice> FcLayout::stream_slices(size_t l) const {

@@ -116,6 +116,7 @@ class FcLayout {
 
  private:
   void check_sram_plan(uint32_t capacity) const;
+  void check_dsd_extents() const;
 
   FcModel model_;
   uint32_t p_ = 0, q_ = 0, batch_per_wafer_ = 0;
