@@ -171,7 +171,11 @@ void check_sample_count(const IdxInfo& info, uint32_t limit, const std::string& 
 
 Dataset load_idx_files(const std::filesystem::path& images, const std::filesystem::path& labels, uint32_t limit,
                        const std::string& asked_by) {
-  const IdxInfo info = inspect_idx_files(images, labels);
+  return load_idx_files(inspect_idx_files(images, labels), limit, asked_by);
+}
+
+Dataset load_idx_files(const IdxInfo& info, uint32_t limit, const std::string& asked_by) {
+  const std::filesystem::path &images = info.images, &labels = info.labels;
   check_sample_count(info, limit, asked_by);
   Dataset d;
   d.count = limit ? limit : info.count;

@@ -37,5 +37,8 @@ void check_sample_count(const IdxInfo& info, uint32_t limit, const std::string& 
 Dataset load_idx_dataset(const std::filesystem::path& dir, const std::string& prefix, uint32_t limit, const std::string& asked_by);
 Dataset load_idx_files(const std::filesystem::path& images, const std::filesystem::path& labels, uint32_t limit,
                        const std::string& asked_by);
+// The same for files whose headers inspect_idx_files() has read and checked already (a gzipped
+// file whose trailer disagrees is decompressed whole to check it: not twice).
+Dataset load_idx_files(const IdxInfo& info, uint32_t limit, const std::string& asked_by);
 
 }  // namespace wse

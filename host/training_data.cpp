@@ -17,7 +17,7 @@ IdxInfo inspect_data_set(const TrainConfig& tc, const std::string& where, const 
 
 Dataset load_data_set(const TrainConfig& tc, const std::string& where, const DataSetRequest& request) {
   const IdxInfo info = inspect_data_set(tc, where, request);
-  return load_idx_files(info.images, info.labels, request.samples, where + ": field '" + request.field + "'");
+  return load_idx_files(info, request.samples, where + ": field '" + request.field + "'");
 }
 
 IdxInfo inspect_train_set(const TrainConfig& tc, const std::string& where) {
@@ -33,7 +33,7 @@ IdxInfo inspect_train_set(const TrainConfig& tc, const std::string& where) {
 
 Dataset load_train_set(const TrainConfig& tc, const std::string& where) {
   const IdxInfo info = inspect_train_set(tc, where);
-  return load_idx_files(info.images, info.labels, tc.train_samples, where + ": field 'data.train_samples'");
+  return load_idx_files(info, tc.train_samples, where + ": field 'data.train_samples'");
 }
 
 }  // namespace wse

@@ -2,9 +2,6 @@
 // is well-formed enough to parse, and contradicts itself or the model; each must be a UsageError
 // naming the file, the field and what was expected, and nothing is allocated from its claims.
 #include <gtest/gtest.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <cstring>
@@ -14,6 +11,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "address_space_limit.hpp"
 #include "cli_support.hpp"
 #include "core/yaml_fields.hpp"
 #include "host/dataset.hpp"
@@ -189,39 +187,24 @@ TEST(MemoryBudget, TheSramArenaAndABaselinesStepAreCounted) {
     cfg.kernel_config = g;
     return cfg;
   };
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    std::ifstream status("/proc/self/status");
-    uint64_t mapped_kib = 0;
-    for (std::string key; status >> key;)
-      if (key == "VmSize:") {
-        status >> mapped_kib;
-        break;
-      }
-    rlimit r{};
-    r.rlim_cur = r.rlim_max = rlim_t(mapped_kib * 1024 + (512ull << 20));
-    if (mapped_kib == 0 || setrlimit(RLIMIT_AS, &r) != 0) _exit(3);
+  const int code = test::with_address_space_room(512ull << 20, [&] {
     set_memory_limit(64ull << 30);  // --max-memory does not lift the address-space limit
     try {
       check_run_memory(gemv_on(150, 100));  // an arena of 15,000 x 49,280 bytes: 705 MiB
-      _exit(1);
+      return 1;
     } catch (const ConfigError& e) {
       const std::string w = e.what();
       if (w.find("of address space") == std::string::npos || w.find("SRAM arena, reserved whole: 15000 PEs x 49152 bytes") == std::string::npos)
-        _exit(2);
+        return 2;
     }
     try {
       check_run_memory(gemv_on(40, 40));  // 75 MiB
     } catch (...) {
-      _exit(4);
+      return 4;
     }
-    _exit(0);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the arena was not counted; 2: the message; 3: no limit set; 4: a small mesh refused";
+    return 0;
+  });
+  EXPECT_EQ(code, 0) << "1: the arena was not counted; 2: the message; 3: no limit set; 4: a small mesh refused";
 
   RunConfig base;
   base.source = "b.yaml", base.kernel = "fc_train";

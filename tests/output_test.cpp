@@ -14,6 +14,7 @@
 #include "io/memory_limit.hpp"
 #include "io/output_dir.hpp"
 #include "io/output_file.hpp"
+#include "address_space_limit.hpp"
 #include "test_support.hpp"
 
 namespace wse {
@@ -321,28 +322,12 @@ TEST(OutputDir, AnExistingDirectoryThatCannotBeWrittenIsRefusedUpFront) {
 // `ulimit -v` was not read: a run the estimate let through then failed for lack of memory (exit
 // 1) where it should have been refused up front (exit 2).
 TEST(MemoryLimit, AnAddressSpaceLimitBoundsWhatIsAvailable) {
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    // The room ulimit -v leaves this process: the limit less what it maps now.
-    std::ifstream status("/proc/self/status");
-    uint64_t mapped_kib = 0;
-    for (std::string key; status >> key;)
-      if (key == "VmSize:") {
-        status >> mapped_kib;
-        break;
-      }
-    rlimit r{};
-    r.rlim_cur = r.rlim_max = rlim_t(mapped_kib * 1024 + (512ull << 20));
-    if (mapped_kib == 0 || setrlimit(RLIMIT_AS, &r) != 0) _exit(3);
+  // The room ulimit -v leaves this process: the limit less what it maps now.
+  const int code = test::with_address_space_room(512ull << 20, [] {
     const MemoryLimit m = detect_available_memory();
-    const bool ok = m.bytes <= (512ull << 20) && m.bytes > (256ull << 20) && m.source.find("ulimit -v") != std::string::npos;
-    _exit(ok ? 0 : 1);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the limit was not seen; 3: could not set it";
+    return m.bytes <= (512ull << 20) && m.bytes > (256ull << 20) && m.source.find("ulimit -v") != std::string::npos ? 0 : 1;
+  });
+  EXPECT_EQ(code, 0) << "1: the limit was not seen; 3: could not set it";
 }
 
 TEST(MemoryLimit, SizesParseAndTheLimitIsChecked) {
