@@ -31,8 +31,10 @@ void Mesh::set_route(Coord tile, Colour colour, Route route) {
     throw RouteError("route at tile " + to_string(tile) + " is off the " + std::to_string(shape_.width) + "x" +
                      std::to_string(shape_.height) + " mesh");
   if (colour >= spec_.colours)
+    // Kernels choose their colours; what a user can change is the preset's count (machine.colours).
     throw RouteError(where(tile, colour) + ": colour is beyond the " + std::to_string(spec_.colours) +
-                     " routable colours of " + spec_.name);
+                     " routable colours of " + spec_.name + " (field 'machine.colours' is " +
+                     std::to_string(spec_.colours) + "; this route needs at least " + std::to_string(colour + 1) + ")");
   if (uint8_t(route.rx) >= kDirs || route.tx >= (1u << kDirs))
     throw RouteError(where(tile, colour) + ": rx or tx names a port that does not exist");
   if (route.tx == 0) throw RouteError(where(tile, colour) + ": empty tx set");

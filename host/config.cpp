@@ -559,7 +559,7 @@ static RunConfig load_run_config_checked(const std::filesystem::path& path, cons
 
   if (YAML::Node run = root["run"]) {
     check_keys(run, where, "run", {"max_cycles"});
-    if (run["max_cycles"]) cfg.max_cycles = positive(run["max_cycles"], where, "run.max_cycles", uint64_t(1) << 62);
+    if (run["max_cycles"]) cfg.max_cycles = positive(run["max_cycles"], where, "run.max_cycles", kMaxRunCycles);
   }
   return cfg;
 }

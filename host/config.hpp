@@ -18,6 +18,10 @@ class Node;
 
 namespace wse {
 
+// run.max_cycles' bound: a cycle count the engine's 64-bit clock and the cycles' products in the
+// report (tiles x cycles) cannot overflow near.
+inline constexpr Cycle kMaxRunCycles = Cycle(1) << 62;
+
 struct RunConfig {
   std::filesystem::path source;
   MachineSpec machine;
@@ -25,7 +29,7 @@ struct RunConfig {
   std::string kernel = "gemv";
   std::shared_ptr<const KernelConfig> kernel_config;  // the kernel's own block (not for fc_train)
   TrainConfig train;                   // kernel fc_train
-  Cycle max_cycles = 100'000'000;      // per run (for training: per layer and pass)
+  Cycle max_cycles = 100'000'000;      // per run (for training: per layer and pass), at most kMaxRunCycles
 };
 
 // Directory holding the machine presets (machines/*.yaml).

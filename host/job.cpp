@@ -32,6 +32,17 @@ uint32_t place_job(const RunConfig& cfg) {
   return peak;
 }
 
+UsageError cycle_limit_error(const RunConfig& cfg, const Wafer& wafer) {
+  std::string busy;
+  for (const std::string& s : wafer.stuck(6)) busy += "\n  " + s;
+  const std::string what = cfg.max_cycles < kMaxRunCycles
+                               ? "; raise run.max_cycles (at most 2^62) in " + cfg.source.string()
+                               : " (2^62, its largest value) in " + cfg.source.string() +
+                                     ": the kernel is likely waiting for wavelets that never come";
+  return UsageError("run stopped at run.max_cycles = " + std::to_string(cfg.max_cycles) +
+                    " before the kernel finished" + what + (busy.empty() ? "" : ". Still busy:" + busy));
+}
+
 JobResult run_job(const RunConfig& cfg, ThreadChoice& choice, ProgressFn progress, const std::function<void(unsigned)>& started) {
   Wafer wafer(cfg.machine, cfg.mesh);
   std::unique_ptr<PlacedKernel> kernel = place(cfg, wafer);
@@ -39,13 +50,7 @@ JobResult run_job(const RunConfig& cfg, ThreadChoice& choice, ProgressFn progres
   wafer.finalize(choice.threads);
   if (started) started(Partition::workers_for(cfg.mesh, choice.threads));
   WaferRun run = wafer.run(cfg.max_cycles, {std::move(progress)});
-  if (run.engine.hit_cycle_limit) {
-    std::string busy;
-    for (const std::string& s : wafer.stuck(6)) busy += "\n  " + s;
-    throw UsageError("run stopped at run.max_cycles = " + std::to_string(cfg.max_cycles) +
-                     " before the kernel finished; raise run.max_cycles in " + cfg.source.string() +
-                     (busy.empty() ? "" : ". Still busy:" + busy));
-  }
+  if (run.engine.hit_cycle_limit) throw cycle_limit_error(cfg, wafer);
   JobResult out;
   out.result = kernel->finish();
   out.report = make_report(cfg, wafer, run, out.result);

@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
       [](std::string& s) {
         if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) return "expected a cycle count (0, 1, 2, ...), got '" + s + "'";
         // Past 2^62 (run.max_cycles' bound) a count was saturated to 2^64 - 1 without a word.
-        if (s.size() > 19 || std::stoull(s) > (uint64_t(1) << 62)) return "expected a cycle count up to 2^62, got '" + s + "'";
+        if (s.size() > 19 || std::stoull(s) > wse::kMaxRunCycles) return "expected a cycle count up to 2^62, got '" + s + "'";
         return std::string();
       },
       "CYCLES");

@@ -8,6 +8,7 @@
 
 #include "host/training_data.hpp"
 #include "host/config.hpp"
+#include "host/job.hpp"
 #include "fabric/partition.hpp"
 #include "host/memory_budget.hpp"
 #include "host/cluster_trace.hpp"
@@ -304,9 +305,7 @@ TraceResult run_trace(const TraceOptions& asked) {
   TraceOutput trace;
   trace.start(opt, out, rec);
   WaferRun run = wafer.run(cfg.max_cycles, rec.hooks(opt.progress));
-  if (run.engine.hit_cycle_limit)
-    throw UsageError("run stopped at run.max_cycles = " + std::to_string(cfg.max_cycles) +
-                     " before the kernel finished; raise run.max_cycles in " + cfg.source.string());
+  if (run.engine.hit_cycle_limit) throw cycle_limit_error(cfg, wafer);
   const std::vector<float> y = kernel->finish();
 
   TraceResult r;

@@ -15,6 +15,7 @@
 #include "cli_support.hpp"
 #include "core/yaml_fields.hpp"
 #include "host/dataset.hpp"
+#include "host/job.hpp"
 #include "host/memory_budget.hpp"
 #include "kernels/gemv/gemv.hpp"
 #include "io/memory_limit.hpp"
@@ -348,6 +349,23 @@ TEST(DatasetValidation, HeadersAreCheckedAgainstTheFilesBeforeAnythingIsRead) {
   set_memory_limit(1000);
   bad_idx(idx(0x803, {3, 16, 16}, 768), idx(0x801, {3}, 3), {"needs about", "but only 1000 bytes is available"});
   set_memory_limit(0);
+}
+
+// A run stopped by run.max_cycles: below its bound the message says to raise it; at 2^62, its
+// largest value, raising is no help and the message says the kernel is likely stuck.
+TEST(CycleLimit, TheMessageSaysToRaiseTheLimitOnlyBelowItsBound) {
+  RunConfig cfg;
+  cfg.source = "limit.yaml";
+  Wafer wafer(test::spec(), {2, 2});
+  cfg.max_cycles = 10;
+  const std::string low = cycle_limit_error(cfg, wafer).what();
+  EXPECT_NE(low.find("run.max_cycles = 10 before the kernel finished; raise run.max_cycles (at most 2^62) in limit.yaml"),
+            std::string::npos) << low;
+  cfg.max_cycles = kMaxRunCycles;
+  const std::string top = cycle_limit_error(cfg, wafer).what();
+  EXPECT_EQ(top.find("raise"), std::string::npos) << top;
+  EXPECT_NE(top.find("run.max_cycles = 4611686018427387904 before the kernel finished (2^62, its largest value) in limit.yaml"),
+            std::string::npos) << top;
 }
 
 }  // namespace

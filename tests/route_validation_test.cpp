@@ -20,7 +20,7 @@ TEST(RouteValidation, RouteOffTheMesh) {
 TEST(RouteValidation, ColourBeyondTheSpec) {
   Wafer w(test::spec(), {4, 3});
   expect_error<RouteError>([&] { w.mesh().set_route({1, 2}, 24, Route::make(Dir::West, {Dir::East})); },
-                           {"(1,2)", "colour 24", "24 routable colours"});
+                           {"(1,2)", "colour 24", "24 routable colours", "field 'machine.colours' is 24; this route needs at least 25"});
 }
 
 TEST(RouteValidation, TwoRxDirectionsOnOneColour) {
