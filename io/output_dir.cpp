@@ -48,18 +48,33 @@ std::vector<std::string> contents(const fs::path& dir, const std::string& what) 
   return names;
 }
 
-// ".NAME.tmp-PID-N", the temporary an OutputFile writes NAME through, of a NAME in `names`, left by
-// a process that is no longer running (killed with SIGKILL, or a power cut): a run writing it now
-// keeps its own.
-bool stale_temporary(const std::string& file, const std::vector<std::string>& names) {
+// ".NAME.tmp-PID-N", the temporary an OutputFile writes NAME through: its NAME and PID, or no PID
+// (0) for any other file name.
+std::pair<std::string, pid_t> temporary_of(const std::string& file) {
   const size_t tmp = file.rfind(".tmp-");
-  if (file.size() < 2 || file[0] != '.' || tmp == std::string::npos || tmp < 2) return false;
-  if (std::find(names.begin(), names.end(), file.substr(1, tmp - 1)) == names.end()) return false;
+  if (file.size() < 2 || file[0] != '.' || tmp == std::string::npos || tmp < 2) return {"", 0};
   const std::string rest = file.substr(tmp + 5);
   const size_t dash = rest.find('-');
-  if (dash == 0 || dash == std::string::npos || dash > 9 || rest.find_first_not_of("0123456789-") != std::string::npos) return false;
-  const pid_t pid = pid_t(std::stol(rest.substr(0, dash)));
-  return ::kill(pid, 0) != 0 && errno == ESRCH;
+  if (dash == 0 || dash == std::string::npos || dash > 9 || rest.find_first_not_of("0123456789-") != std::string::npos)
+    return {"", 0};
+  return {file.substr(1, tmp - 1), pid_t(std::stol(rest.substr(0, dash)))};
+}
+
+bool process_running(pid_t pid) { return !(::kill(pid, 0) != 0 && errno == ESRCH); }
+
+// The temporary of a NAME in `names` left by a process that is no longer running (killed with
+// SIGKILL, or a power cut): a run writing it now keeps its own.
+bool stale_temporary(const std::string& file, const std::vector<std::string>& names) {
+  const auto [name, pid] = temporary_of(file);
+  if (pid == 0 || std::find(names.begin(), names.end(), name) == names.end()) return false;
+  return !process_running(pid);
+}
+
+// A temporary a running process is writing now: this run's own (a trace streams into one before
+// the folder is claimed), or another's; neither is something a previous run left.
+bool live_temporary(const std::string& file) {
+  const pid_t pid = temporary_of(file).second;
+  return pid != 0 && process_running(pid);
 }
 
 // Removes the stale temporaries of `names` in `dir` (a run killed while writing them left them).
@@ -207,7 +222,8 @@ void OutputDir::claim() {
           for (const std::string& f : contents(dir_ / line, opt_.flag)) left.push_back(line + "/" + f);
       }
     for (const std::string& f : contents(dir_, opt_.flag))
-      if (f != kMarker && std::find(previous.begin(), previous.end(), f.substr(0, f.size() - (f.back() == '/'))) == previous.end())
+      if (f != kMarker && !live_temporary(f) &&
+          std::find(previous.begin(), previous.end(), f.substr(0, f.size() - (f.back() == '/'))) == previous.end())
         left.push_back(f);
     std::sort(left.begin(), left.end());
     if (!left.empty())

@@ -548,6 +548,23 @@ TEST(ReliabilityCli, ATraceThatFailsLeavesTheEarlierTraceWhole) {
   EXPECT_FALSE(fs::exists(fresh)) << "left " << fresh;
 }
 
+// `trace --overwrite` streams its trace into a temporary before it claims the folder, and the
+// claim's "also holds ... left as is" note named that temporary (this run's own, renamed a moment
+// later) on every trace. A file the previous run did not write is still named.
+TEST(ReliabilityCli, ATracesOwnTemporaryIsNotNamedAsAFileLeftInTheFolder) {
+  const fs::path out = wse::test::fresh_dir(dir() / "trace_own_temporary");
+  const fs::path yaml = config("trace_own.yaml", kGemv);
+  ASSERT_EQ(wse("trace " + yaml.string() + " --threads 1 --out " + out.string()).code, 0);
+  Output o = wse("trace " + yaml.string() + " --threads 1 --overwrite --out " + out.string());
+  ASSERT_EQ(o.code, 0) << o.text;
+  EXPECT_EQ(o.text.find("also holds"), std::string::npos) << o.text;
+  wse::test::write_file(out / "notes.txt", "keep me");
+  o = wse("trace " + yaml.string() + " --threads 1 --overwrite --out " + out.string());
+  ASSERT_EQ(o.code, 0) << o.text;
+  EXPECT_NE(o.text.find("also holds notes.txt, which"), std::string::npos) << o.text;
+  EXPECT_EQ(slurp(out / "notes.txt"), "keep me");
+}
+
 // A FIFO in place of a dataset file blocked gzopen for ever (run, --validate_only, baseline).
 TEST(ReliabilityCli, AFifoInPlaceOfADatasetFileIsRefused) {
   const fs::path data = wse::test::fresh_dir(dir() / "data_fifo");
