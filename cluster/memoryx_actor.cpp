@@ -141,7 +141,7 @@ void MemoryXActor::gradient(const Message& m) {
                      : ", where MemoryX expects " + shape_.layers[expected_grads_.front().second].name + " of " + step_label(expected_grads_.front().first)));
   const uint32_t l = m.layer;
   const ClusterShape::Layer& shape = shape_.layers[l];
-  const GradientStreamExpectation expect{l, shape.rows, shape.cols, shape_.wafers, m.step};
+  const GradientStreamExpectation expect{l, shape.rows, shape.cols, shape_.wafers, m.step, shape.name};
   GradientMessage g = decode_gradient_stream(*m.payload.at(0), about(m, "GradientStream of " + shape.name), &expect);
   expected_grads_.erase(expected_grads_.begin());
   std::vector<float> grad;

@@ -108,7 +108,7 @@ Arrivals arrivals(const std::vector<Message>& got) {
 void SwarmXNode::reduce_gradients(uint64_t step, uint32_t layer, std::vector<Message>& got) {
   if (layer >= shape_.layers.size()) throw UsageError(about(got[0], "GradientStream") + ": layer " + std::to_string(layer) + " is not in the model");
   const ClusterShape::Layer& shape = shape_.layers[layer];
-  const GradientStreamExpectation expect{layer, shape.rows, shape.cols, shape_.wafers, step};
+  const GradientStreamExpectation expect{layer, shape.rows, shape.cols, shape_.wafers, step, shape.name};
   GradientMessage sum;
   for (size_t i = 0; i < got.size(); ++i) {
     GradientMessage g = decode_gradient_stream(*got[i].payload.at(0), about(got[i], "GradientStream of " + shape.name), &expect);

@@ -101,7 +101,7 @@ std::vector<DecodedStream> WaferActor::decode(const Message& head, PassKey k) co
   uint64_t words = 0;
   for (uint32_t c = 0; c < q; ++c) {
     const WeightStreamExpectation expect{k.layer, shape.rows, shape.cols, c, k.backward ? StreamPass::Backward : StreamPass::Forward,
-                                         layout_.model().encoding, slices[c], weights_step_};
+                                         layout_.model().encoding, slices[c], weights_step_, shape.name};
     out.push_back(decode_weight_stream(*head.payload[c], about(head, "WeightStream for " + shape.name + " column " + std::to_string(c)), &expect));
     words += out.back().words.size();
   }

@@ -247,7 +247,7 @@ int main(int argc, char** argv) {
   trace->add_option("--top", trace_opt.top_n, "Rows in the hottest links and colours tables (default 10)")
       ->check(whole(1, 100000));
   std::string inspect_file;
-  CLI::App* inspect = app.add_subcommand("inspect", "Show what a WeightStream (.wsws) or GradientStream (.wsgs) file holds, after checking it in structure and meaning");
+  CLI::App* inspect = app.add_subcommand("inspect", "Show what a WeightStream (.wsws) or GradientStream (.wsgs) file holds, after checking it in structure and meaning (against itself: no model is read)");
   inspect->add_option("file", inspect_file, "FlatBuffers message file")->required()->check(non_empty);
   std::string viz_dump, viz_metric, viz_trace;
   uint32_t viz_max_frames = 1000;

@@ -6,11 +6,13 @@
 #include <bit>
 #include <functional>
 
+#include "host/inspect_command.hpp"
 #include "wire/gradient_stream.hpp"
 #include "wire/stream_validation.hpp"
 #include "wire/weight_stream.hpp"
 #include "schemas/gradient_stream_generated.h"
 #include "schemas/weight_stream_generated.h"
+#include "cli_support.hpp"
 #include "test_support.hpp"
 
 namespace wse {
@@ -147,6 +149,13 @@ TEST(StreamValidation, AWeightStreamMustBeTheOneTheModelExpects) {
   rejected(w, {"field 'row_begin'", "0, expected 2"}, &e);
   e = with([](auto& e) { e.step = 8; });
   rejected(w, {"field 'step'", "7, expected 8"}, &e);
+  // A layer of another name at the same index and shape (another model's stream) is not this one.
+  e = with([](auto& e) { e.layer = "fc2"; });
+  rejected(w, {"field 'layer'", "'fc1', expected 'fc2' (the model's layer at layer_index)"}, &e);
+  e = with([](auto& e) { e.layer = "fc1"; });
+  EXPECT_NO_THROW(decode_weight_stream(build(w), "s", &e));
+  EXPECT_EQ(decode_weight_stream(build(w), "s").layer, "fc1");
+  EXPECT_EQ(decode_weight_stream(build(w), "s").step, 7u);
 }
 
 Buffer gradient(uint32_t rows, uint32_t cols, size_t values, uint32_t wafer = 0) {
@@ -200,6 +209,17 @@ TEST(StreamValidation, EveryContradictionInAGradientStreamIsNamed) {
   test::expect_error<UsageError>([&] { decode_gradient_stream(sparse({0, 4}, 3), "g"); }, {"field 'values'", "3 values for 2 indices"});
   test::expect_error<UsageError>([&] { decode_gradient_stream(sparse({0, 18}, 2), "g"); }, {"field 'indices[1]'", "index 18 is outside the 6 x 3"});
   test::expect_error<UsageError>([&] { decode_gradient_stream(sparse({5, 5}, 2), "g"); }, {"field 'indices[1]'", "strictly increasing"});
+  // `wse inspect` of a sparse gradient says how many values it holds, not its matrix's size.
+  const std::filesystem::path file = test::process_scratch() / "sparse.wsgs";
+  const Buffer three = sparse({0, 4, 17}, 3);
+  test::write_file(file, std::string(three.begin(), three.end()));
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(inspect_stream_file(file), 0);
+  const std::string shown = testing::internal::GetCapturedStdout();
+  EXPECT_NE(shown.find("layer fc1 (#0) step 4 wafer 0, sparse: 3 values at their positions in a 6 x 3 matrix"), std::string::npos) << shown;
+  const GradientStreamExpectation named{0, 6, 3, 2, 4, "fc2"};
+  test::expect_error<UsageError>([&] { decode_gradient_stream(gradient(6, 3, 18), "g", &named); },
+                                 {"field 'layer'", "'fc1', expected 'fc2'"});
   const GradientStreamExpectation other{0, 785, 16, 1, 4};
   test::expect_error<UsageError>([&] { decode_gradient_stream(gradient(6, 3, 18), "g", &other); }, {"field 'rows'", "6, expected 785"});
 }

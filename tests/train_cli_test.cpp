@@ -227,7 +227,7 @@ TEST(TrainCli, ValidateOnlyAndCompileOnlyRunNothing) {
   EXPECT_FALSE(fs::exists(out / "report.json"));
   Output i = wse("inspect " + (out / "streams" / "fc1_fwd_col03.wsws").string());
   ASSERT_EQ(i.code, 0) << i.text;
-  EXPECT_NE(i.text.find("forward pass, dense fp32, 785 x 16 matrix, column 3 holds [588, 785), 3152 weight words"), std::string::npos) << i.text;
+  EXPECT_NE(i.text.find("layer fc1 (#0) step 0, forward pass, dense fp32, 785 x 16 matrix, column 3 holds rows [588, 785), 3152 weights in 3152 words"), std::string::npos) << i.text;
 }
 
 TEST(TrainCli, CorruptStreamMissingDataAndOversizedLayersExitWith2) {

@@ -32,6 +32,7 @@ GradientMessage decode_gradient_stream(const Buffer& buffer, const std::string& 
                      " bytes failed the FlatBuffers verifier: corrupt or truncated)");
   const fb::GradientStream* gs = fb::GetGradientStream(buffer.data());
   GradientStreamFields f;
+  if (gs->layer()) f.layer = gs->layer()->string_view();
   f.layer_index = gs->layer_index(), f.wafer = gs->wafer(), f.rows = gs->rows(), f.cols = gs->cols(), f.step = gs->step();
   f.values = gs->values() ? gs->values()->size() : 0;
   if (gs->indices()) f.has_indices = true, f.indices = gs->indices()->data(), f.index_count = gs->indices()->size();

@@ -76,6 +76,13 @@ uint64_t slice_positions(uint32_t, uint32_t cols, StreamPass, StreamSlice s) {
   return span * cols;  // both passes stream rows of the (inputs + bias) x outputs matrix
 }
 
+// The layer's name against the model's for the index it gave: a stream of another model's layer
+// of the same shape would otherwise pass.
+static void check_name(std::string_view got, std::string_view want, const std::string& what) {
+  if (!want.empty() && got != want)
+    reject(what, "layer", "'" + std::string(got) + "', expected '" + std::string(want) + "' (the model's layer at layer_index)");
+}
+
 void validate_weight_stream(const WeightStreamFields& f, const std::string& what, const WeightStreamExpectation* expect) {
   if (f.pass != int(StreamPass::Forward) && f.pass != int(StreamPass::Backward))
     reject(what, "pass", "value " + std::to_string(f.pass) + " is not a known pass (expected 0 = Forward or 1 = Backward)");
@@ -99,6 +106,7 @@ void validate_weight_stream(const WeightStreamFields& f, const std::string& what
     if (got != want) reject(what, field, n(got) + ", expected " + n(want) + " for the model reading it");
   };
   differs("layer_index", f.layer_index, expect->layer_index);
+  check_name(f.layer, expect->layer, what);
   differs("rows", f.rows, expect->rows);
   differs("cols", f.cols, expect->cols);
   differs("column", f.column, expect->column);
@@ -137,6 +145,7 @@ void validate_gradient_stream(const GradientStreamFields& f, const std::string& 
     if (got != want) reject(what, field, n(got) + ", expected " + n(want) + " for the model reading it");
   };
   differs("layer_index", f.layer_index, expect->layer_index);
+  check_name(f.layer, expect->layer, what);
   differs("rows", f.rows, expect->rows);
   differs("cols", f.cols, expect->cols);
   differs("step", f.step, expect->step);

@@ -9,6 +9,7 @@
 // expected.
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "wire/weight_stream.hpp"
 
@@ -16,6 +17,7 @@ namespace wse {
 
 // A WeightStream's fields as they came off the wire (enums still raw, so unknown values show).
 struct WeightStreamFields {
+  std::string_view layer;  // its name
   uint32_t layer_index = 0, rows = 0, cols = 0, column = 0, row_begin = 0, row_end = 0, nonzeros = 0;
   uint64_t step = 0;
   int pass = 0, encoding = 0;
@@ -30,6 +32,7 @@ struct WeightStreamExpectation {
   StreamEncoding encoding = StreamEncoding::Dense;
   StreamSlice slice;
   uint64_t step = 0;
+  std::string_view layer;  // the model's name for layer_index; empty: not checked
 };
 
 // Weight positions a slice covers: its rows x cols (both passes stream rows). Dense streams carry
@@ -39,6 +42,7 @@ uint64_t slice_positions(uint32_t rows, uint32_t cols, StreamPass pass, StreamSl
 void validate_weight_stream(const WeightStreamFields& f, const std::string& what, const WeightStreamExpectation* expect = nullptr);
 
 struct GradientStreamFields {
+  std::string_view layer;
   uint32_t layer_index = 0, wafer = 0, rows = 0, cols = 0;
   uint64_t step = 0;
   uint64_t values = 0;  // count carried
@@ -51,6 +55,7 @@ struct GradientStreamExpectation {
   uint32_t layer_index = 0, rows = 0, cols = 0;
   uint32_t wafers = 1;  // wafer must be below this
   uint64_t step = 0;
+  std::string_view layer;  // the model's name for layer_index; empty: not checked
 };
 
 void validate_gradient_stream(const GradientStreamFields& f, const std::string& what, const GradientStreamExpectation* expect = nullptr);

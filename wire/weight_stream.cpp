@@ -117,6 +117,7 @@ const fb::WeightStream* checked(const Buffer& buffer, const std::string& what, c
   const fb::WeightStream* ws = fb::GetWeightStream(buffer.data());
   const auto* payload = ws->payload();
   WeightStreamFields f;
+  if (ws->layer()) f.layer = ws->layer()->string_view();
   f.layer_index = ws->layer_index(), f.rows = ws->rows(), f.cols = ws->cols(), f.column = ws->column();
   f.row_begin = ws->row_begin(), f.row_end = ws->row_end(), f.nonzeros = ws->nonzeros(), f.step = ws->step();
   f.pass = int(ws->pass()), f.encoding = int(ws->encoding());
@@ -139,6 +140,8 @@ DecodedStream decode_weight_stream(const Buffer& buffer, const std::string& what
   DecodedStream d;
   d.column = ws->column();
   d.layer_index = ws->layer_index();
+  d.layer = ws->layer() ? ws->layer()->str() : "";
+  d.step = ws->step();
   d.rows = ws->rows();
   d.cols = ws->cols();
   d.slice_begin = ws->row_begin();

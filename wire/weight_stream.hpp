@@ -56,6 +56,8 @@ std::vector<SharedBuffer> encode_weight_streams(const LayerView& layer, uint64_t
                                                 StreamEncoding encoding, const std::vector<StreamSlice>& slices);
 
 struct DecodedStream {
+  std::string layer;
+  uint64_t step = 0;
   uint32_t column = 0, layer_index = 0, rows = 0, cols = 0, slice_begin = 0, slice_end = 0;
   StreamPass pass = StreamPass::Forward;
   StreamEncoding encoding = StreamEncoding::Dense;
