@@ -5,21 +5,30 @@
 
 namespace wse {
 
-namespace {
-
 // Row bands; a mesh with fewer rows than workers (a single row, say) is cut into column bands.
-bool row_bands(MeshShape shape, unsigned workers) { return shape.height >= std::min<uint64_t>(workers, shape.width); }
-
-}  // namespace
+bool Partition::cuts_rows(MeshShape shape, unsigned workers) { return shape.height >= std::min<uint64_t>(workers, shape.width); }
 
 unsigned Partition::workers_for(MeshShape shape, unsigned workers) {
-  const uint32_t extent = row_bands(shape, workers) ? shape.height : shape.width;
+  const uint32_t extent = cuts_rows(shape, workers) ? shape.height : shape.width;
   return std::clamp<unsigned>(workers, 1, std::max<uint32_t>(1, std::min<uint32_t>(extent, 4096)));
 }
 
 unsigned Partition::automatic_workers(MeshShape shape, uint64_t busy, unsigned available) {
   const uint64_t paid = std::max<uint64_t>(1, busy / kTilesPerWorker);
   return workers_for(shape, unsigned(std::min<uint64_t>(std::max(1u, available), paid)));
+}
+
+uint32_t Partition::lines_with_work(MeshShape shape, unsigned workers, std::span<const uint32_t> work) {
+  const bool rows = cuts_rows(shape, workers);
+  const uint32_t extent = rows ? shape.height : shape.width, n = rows ? shape.width : shape.height;
+  uint32_t lines = 0;
+  for (uint32_t i = 0; i < extent; ++i)
+    for (uint32_t j = 0; j < n; ++j)
+      if (work[shape.id(rows ? Coord{j, i} : Coord{i, j})] != 0) {
+        ++lines;
+        break;
+      }
+  return lines;
 }
 
 namespace {
@@ -105,7 +114,7 @@ Partition Partition::make(MeshShape shape, unsigned workers, unsigned bands_per_
     throw std::invalid_argument("Partition::make: work has " + std::to_string(work.size()) + " figures for " +
                                 std::to_string(shape.tiles()) + " tiles");
   Partition p;
-  const bool rows = p.rows = row_bands(shape, workers);
+  const bool rows = p.rows = cuts_rows(shape, workers);
   const uint32_t extent = rows ? shape.height : shape.width;
   p.workers = workers_for(shape, workers);
   // More bands balance a sweeping wave better, but every band edge costs a mailbox post per

@@ -45,6 +45,12 @@ struct Partition {
   // The same, counting only the `busy` tiles a kernel placed work on (a mesh whose kernel uses a
   // corner or a row pays for the workers of that many tiles, not of the whole mesh).
   static unsigned automatic_workers(MeshShape shape, uint64_t busy, unsigned available);
+  // The lines (rows, or columns where make() would cut column bands for `workers`) holding any of
+  // `work`: a worker takes whole lines, so at most this many workers get some of it (a chain
+  // along one row of a three-row mesh gives a second worker nothing to step but the barrier).
+  static uint32_t lines_with_work(MeshShape shape, unsigned workers, std::span<const uint32_t> work);
+  // Whether make() cuts bands of rows (else of columns: a mesh with fewer rows than workers).
+  static bool cuts_rows(MeshShape shape, unsigned workers);
 };
 
 }  // namespace wse

@@ -18,11 +18,14 @@ namespace wse {
 struct ThreadChoice {
   unsigned threads = 1;    // what to hand to the job (wafers side by side x workers per wafer)
   bool automatic = false;  // the user did not give --threads
-  unsigned hardware = 1;   // hardware threads of this host
+  unsigned hardware = 1;   // hardware threads this process may run on (usable_hardware_threads)
   std::string note;        // why, when the engine used fewer than it could
 
   nlohmann::json to_json() const;
 };
+
+// The CPUs this process may run on (its affinity mask: `taskset`, a cpuset), at least 1.
+unsigned usable_hardware_threads();
 
 // `asked` = 0: the engine's choice.
 ThreadChoice choose_threads(const RunConfig& cfg, unsigned asked);

@@ -2,6 +2,7 @@
 // per Partition::kTilesPerWorker tiles of a wafer's mesh, or of the tiles a placed single-run
 // kernel uses; wafers side by side first), and the user's count as given otherwise. The expected counts are worked out by hand from the rule.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <thread>
 
@@ -51,7 +52,7 @@ TEST(ThreadChoice, AGivenCountIsUsedAsAsked) {
 }
 
 TEST(ThreadChoice, TheDefaultSaysWhenItUsedFewer) {
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned hw = usable_hardware_threads();
   const ThreadChoice small = choose_threads(mesh_config("gemv", 8, 8), 0);
   EXPECT_TRUE(small.automatic);
   EXPECT_EQ(small.threads, 1u);
@@ -97,8 +98,51 @@ TEST(ThreadChoice, TheDefaultFollowsTheTilesAKernelUses) {
   EXPECT_TRUE(two_rows.note.empty());
 }
 
+// A chain along the top row of a 750x3 mesh uses 750 tiles, which pay for five workers; but bands
+// are whole rows, so a second worker had a band with nothing on it and waited 99.8% of the run
+// (1.35-1.64 s against 0.66-0.80 s at one thread while other processes ran; on a quiet host within
+// noise). The default now takes no more workers than there are rows with work.
+TEST(ThreadChoice, TheDefaultTakesNoMoreWorkersThanTheRowsWithWork) {
+  MachineSpec spec;
+  Wafer wafer(spec, {750, 3});
+  for (uint32_t x = 0; x < 750; ++x) wafer.mesh().set_route({x, 0}, 0, Route::make(Dir::West, {Dir::East}));
+  const std::vector<uint32_t> work = wafer.work_estimate();
+  EXPECT_EQ(Partition::lines_with_work({750, 3}, 2, work), 1u);
+  EXPECT_EQ(Partition::lines_with_work({750, 3}, 5, work), 750u);  // five workers would cut columns
+  ThreadChoice automatic;
+  automatic.automatic = true, automatic.threads = 2, automatic.hardware = 2;
+  const ThreadChoice one = fit_to_kernel(automatic, wafer);
+  EXPECT_EQ(one.threads, 1u);
+  EXPECT_NE(one.note.find("uses 750 of the mesh's 2250 tiles (a program or a route), all in 1 row(s) of the mesh"), std::string::npos)
+      << one.note;
+  for (uint32_t x = 0; x < 750; ++x) wafer.mesh().set_route({x, 2}, 1, Route::make(Dir::West, {Dir::East}));
+  const ThreadChoice two = fit_to_kernel(automatic, wafer);  // two rows with work: two workers
+  EXPECT_EQ(two.threads, 2u);
+  EXPECT_TRUE(two.note.empty()) << two.note;
+}
+
+// hardware_threads counts the CPUs the process may run on: under `taskset -c 0` the default took
+// two workers that then took turns on one CPU.
+TEST(ThreadChoice, TheHardwareThreadsAreThoseTheProcessMayRunOn) {
+  cpu_set_t all;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof all, &all), 0);
+  EXPECT_EQ(usable_hardware_threads(), unsigned(CPU_COUNT(&all)));
+  int first = 0;
+  while (!CPU_ISSET(first, &all)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
+  const unsigned seen = usable_hardware_threads();
+  const ThreadChoice c = choose_threads(mesh_config("gemv", 256, 256), 0);
+  ASSERT_EQ(::sched_setaffinity(0, sizeof all, &all), 0);
+  EXPECT_EQ(seen, 1u);
+  EXPECT_EQ(c.hardware, 1u);
+  EXPECT_EQ(c.threads, 1u);
+}
+
 TEST(ThreadChoice, WafersSideBySideComeFirst) {
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned hw = usable_hardware_threads();
   RunConfig cfg = mesh_config("fc_train", 16, 16);
   cfg.train.num_csx = 2;
   const ThreadChoice c = choose_threads(cfg, 0);
