@@ -18,8 +18,10 @@
 //   counted and not filtered.
 #include <array>
 #include <cstdint>
+#include <string>
 
 #include "fabric/geometry.hpp"
+#include "core/errors.hpp"
 #include "core/machine_spec.hpp"
 
 namespace wse {
@@ -59,9 +61,19 @@ struct CounterFilter {
   uint32_t init_counter = 0;
   uint32_t limit1 = 0;       // the counter wraps to 0 after this value
   uint32_t max_counter = 0;  // pass to the RAMP iff counter <= max_counter
-  // The window of `words` wavelets starting at position `first` of every `period` wavelets.
+  // The window of `words` wavelets starting at position `first` of every `period` wavelets (it may
+  // wrap past the period's end). A window of none or of every wavelet is no filter (a route
+  // elsewhere, or none), and a position past the period names nothing: each is a RouteError, where
+  // the arithmetic below would wrap into a filter passing every wavelet (or divide by zero).
   static CounterFilter window(uint32_t first, uint32_t words, uint32_t period) {
-    return {(period - first % period) % period, period - 1, words - 1};
+    const std::string call = "CounterFilter::window(first " + std::to_string(first) + ", words " + std::to_string(words) +
+                             ", period " + std::to_string(period) + "): ";
+    if (period == 0) throw RouteError(call + "the period must be at least 1 wavelet");
+    if (first >= period) throw RouteError(call + "first must lie inside the period (0 to " + std::to_string(period - 1) + ")");
+    if (words == 0) throw RouteError(call + "a window of no wavelets (route the colour elsewhere, or not to this PE)");
+    if (words >= period)
+      throw RouteError(call + "a window of " + (words == period ? "every wavelet: leave the filter out" : "more wavelets than the period"));
+    return {(period - first) % period, period - 1, words - 1};
   }
 };
 

@@ -95,8 +95,10 @@ void Mesh::set_filter(Coord tile, Colour colour, const CounterFilter& f) {
   if (!e.has_filter && filters >= spec_.pe_filters)
     throw RouteError(where(tile, colour) + ": counter filter number " + std::to_string(filters + 1) + " at this router, but a " +
                      spec_.name + " PE has " + std::to_string(spec_.pe_filters) + " (give some streams their own colours)");
-  if (f.limit1 == 0 && f.max_counter == 0 && f.init_counter == 0)
-    throw RouteError(where(tile, colour) + ": the filter passes every wavelet (limit1 = 0): leave it out");
+  // The counter never exceeds limit1, so max_counter >= limit1 passes every wavelet.
+  if (f.max_counter >= f.limit1)
+    throw RouteError(where(tile, colour) + ": the filter passes every wavelet (max_counter " + std::to_string(f.max_counter) +
+                     " >= limit1 " + std::to_string(f.limit1) + "): leave it out");
   if (f.init_counter > f.limit1) throw RouteError(where(tile, colour) + ": filter init_counter is beyond limit1");
   e.has_filter = true;
   e.filter = f;

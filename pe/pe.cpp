@@ -159,6 +159,7 @@ void Pe::fail(const ActiveOp* a, const std::string& what) const {
   std::string who = "PE " + to_string(coord);
   if (program) who += " (program '" + program->name + "')";
   if (a) who += ", " + task_label(a->task_local, a->task) + ", DSD op @" + a->op.name;
+  else if (in_task_) who += ", " + task_label(task_local_, task_id_);  // a task's own call (activate, at, ...)
   throw PeError(who + ": " + what);
 }
 
@@ -410,6 +411,9 @@ void Pe::apply(const MainItem& item) {
 
 void Pe::claim(ActiveOp& a) {
   a.fabin = 0, a.outq = -1;
+  if (a.op.a.kind == DsdKind::FabIn && a.op.b.kind == DsdKind::FabIn && a.op.a.colour == a.op.b.colour)
+    fail(&a, "reads colour " + std::to_string(a.op.a.colour) + " as both its sources (each wavelet reaches one reader: give the " +
+                 "second operand its own colour)");
   for (const Dsd* d : {&a.op.a, &a.op.b})
     if (d->kind == DsdKind::FabIn) {
       if (reading_ & colour_bit(d->colour)) fail(&a, "colour " + std::to_string(d->colour) + " is already read by another running op");

@@ -512,6 +512,7 @@ void unblocks_unbound_task_on_completion(PeContext& ctx) {
 }
 void activates_a_data_task(PeContext& ctx) { ctx.fmovs(ctx.mem(row(ctx).buf, 4), scalar_f32(1.0f), {.activate = TaskRef::data(kC)}); }
 void blocks_unbound_task(PeContext& ctx) { ctx.block(TaskRef::local(31)); }
+void activates_unbound_task(PeContext& ctx) { ctx.activate(7); }
 void unblocks_colour_beyond_the_machine(PeContext& ctx) { ctx.unblock(TaskRef::data(30)); }
 void misaligned_fp32(PeContext& ctx) { ctx.fmovs(mem1d(2, 4), scalar_f32(1.0f)); }
 void misaligned_fp16(PeContext& ctx) { ctx.fmovh(mem1d(1, 4), mem1d(64, 4)); }
@@ -545,12 +546,31 @@ TEST(PeDsd, ScalarsAreTypedAndEveryOperandAndTaskIsNamed) {
   expect_program_error<queued_busy_microthread>({"PE (0,0)", "@fmovs", "microthread 1 still runs @fmovs", "one op per microthread at a time"});
 }
 
+// An op with both sources on one colour was told "colour 3 is already read by another running op"
+// with no other op running (a kernel-author audit).
+void reads_one_colour_twice(PeContext& ctx) { ctx.fsubs(ctx.mem(row(ctx).acc, 4), fabin(kC, 4), fabin(kC, 4)); }
+
+TEST(PeDsd, AnOpReadingOneColourAsBothSourcesIsToldSo) {
+  Wafer wafer(test::wse2(), {2, 1});
+  wafer.mesh().add_ingress({0, 0}, Dir::West);
+  wafer.mesh().set_route({0, 0}, kC, Route::make(Dir::West, {Dir::Ramp}));
+  Program p;
+  p.name = "twice";
+  p.start_task = p.local(reads_one_colour_twice, "start");
+  wafer.load({0, 0}, &p);
+  wafer.allocate({0, 0}, "vars", sizeof(RowVars));
+  wafer.finalize(1);
+  test::expect_error<PeError>([&] { wafer.run(10'000); },
+                              {"PE (0,0) (program 'twice'), 'start', DSD op @fsubs: reads colour 3 as both its sources"});
+}
+
 TEST(PeDsd, TaskReferencesAlignmentAndAtAreChecked) {
   expect_program_error<completes_into_unbound_task>({"PE (0,0)", "'the_task'", "@fmovs", "activates local task 9 on completion", "binds 1"});
   expect_program_error<async_completes_into_unbound_task>({"PE (0,0)", "'the_task'", "@fmovs", "activates local task 9 on completion"});
   expect_program_error<unblocks_unbound_task_on_completion>({"PE (0,0)", "@fmovs", "unblocks local task 3 on completion"});
   expect_program_error<activates_a_data_task>({"PE (0,0)", "@fmovs", "activates the data task of colour", "an op activates a local task"});
-  expect_program_error<blocks_unbound_task>({"PE (0,0)", "program 'bad'", "blocks local task 31, which its program does not have"});
+  expect_program_error<blocks_unbound_task>({"PE (0,0)", "program 'bad'), 'the_task': blocks local task 31, which its program does not have"});
+  expect_program_error<activates_unbound_task>({"PE (0,0) (program 'bad'), 'the_task': activates local task 7, which its program does not have"});
   expect_program_error<unblocks_colour_beyond_the_machine>({"PE (0,0)", "unblocks the data task of colour 30, beyond the 24 colours"});
   expect_program_error<misaligned_fp32>({"PE (0,0)", "@fmovs", "byte offset 2 for fp32 elements", "multiples of 4 bytes"});
   expect_program_error<misaligned_fp16>({"PE (0,0)", "@fmovh", "byte offset 1 for fp16 elements", "multiples of 2 bytes"});

@@ -61,6 +61,28 @@ TEST(RouterSwitch, CounterFiltersHandEachPeItsWindow) {
         << "PE " << x;
 }
 
+// A window of none, of every wavelet or wider than its period wrapped into a filter passing every
+// wavelet (words - 1 below zero, or above limit1) and was accepted; a period of 0 divided by zero;
+// a first position past the period was taken modulo it. Each is refused, as is any filter whose
+// max_counter reaches limit1 (it passes everything).
+TEST(RouterSwitch, AWindowThatCannotBeAFilterIsRefused) {
+  test::expect_error<RouteError>([] { CounterFilter::window(0, 0, 64); }, {"window(first 0, words 0, period 64)", "no wavelets"});
+  test::expect_error<RouteError>([] { CounterFilter::window(0, 64, 64); }, {"every wavelet: leave the filter out"});
+  test::expect_error<RouteError>([] { CounterFilter::window(0, 8, 4); }, {"more wavelets than the period"});
+  test::expect_error<RouteError>([] { CounterFilter::window(3, 4, 0); }, {"period must be at least 1"});
+  test::expect_error<RouteError>([] { CounterFilter::window(100, 16, 64); }, {"first must lie inside the period (0 to 63)"});
+  const CounterFilter wrap = CounterFilter::window(60, 8, 64);  // positions 60-63 and 0-3
+  EXPECT_EQ(wrap.init_counter, 4u);
+  EXPECT_EQ(wrap.limit1, 63u);
+  EXPECT_EQ(wrap.max_counter, 7u);
+  Wafer w(test::wse2(), {1, 1});
+  w.mesh().add_ingress({0, 0}, Dir::West);
+  w.mesh().set_route({0, 0}, 0, Route::make(Dir::West, {Dir::Ramp}));
+  test::expect_error<RouteError>([&] { w.mesh().set_filter({0, 0}, 0, CounterFilter{0, 3, 3}); },
+                                 {"colour 0", "passes every wavelet (max_counter 3 >= limit1 3)"});
+  test::expect_error<RouteError>([&] { w.mesh().set_filter({0, 0}, 0, CounterFilter{}); }, {"passes every wavelet"});
+}
+
 // PE (0,0) sends 3 values east, a control wavelet, then 3 more. (1,0) relays east at first; its
 // switch's next position delivers to its PE. The control wavelet passes (1,0), which applies it
 // once it has forwarded it, and stops at (2,0), whose route delivers to its PE: (2,0) gets the
