@@ -278,7 +278,8 @@ TEST(ActivityDump, CorruptOrTruncatedFilesGiveAClearError) {
 
 // A dump whose header and columns disagree, or whose dense view would not fit: named, never
 // a crash or a bad_alloc. Built with the FlatBuffers builder as a foreign writer would.
-std::vector<uint8_t> dump_bytes(uint32_t width, uint32_t height, size_t intervals, uint32_t column_count) {
+std::vector<uint8_t> dump_bytes(uint32_t width, uint32_t height, size_t intervals, uint32_t column_count,
+                                uint64_t interval_cycles = 10, uint64_t cycles = 0) {
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<uint64_t> starts(intervals);
   for (size_t k = 0; k < intervals; ++k) starts[k] = k * 10;
@@ -291,8 +292,8 @@ std::vector<uint8_t> dump_bytes(uint32_t width, uint32_t height, size_t interval
   fb::ActivityDumpBuilder b(fbb);
   b.add_width(width);
   b.add_height(height);
-  b.add_interval_cycles(10);
-  b.add_cycles(intervals * 10);
+  b.add_interval_cycles(interval_cycles);
+  b.add_cycles(cycles ? cycles : intervals * 10);
   b.add_interval_starts(st);
   b.add_tiles(tiles);
   b.add_pe_metrics(metrics);
@@ -314,6 +315,21 @@ TEST(ActivityDump, ColumnsMustMatchTheHeaderAndTheViewMustFit) {
   set_memory_limit(64 << 10);
   expect_usage_error(write("small.wsad", dump_bytes(200, 100, 2, 1)), "but only 64.0 KiB is available");
   set_memory_limit(0);
+}
+
+// A dump with its header edited: an interval of 0 cycles was drawn ("3 intervals of 0 cycles"),
+// and `cycles` of 10^12 made the viewer spread the last interval's wavelets over 10^12 cycles.
+TEST(ActivityDump, IntervalsLongerThanTheHeadersOrOfNoCyclesAreRefused) {
+  auto write = [](const std::string& name, const std::vector<uint8_t>& b) {
+    fs::path p = temp_file(name);
+    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+    return p;
+  };
+  EXPECT_EQ(load_dump_view(write("short_last.wsad", dump_bytes(4, 3, 3, 1, 10, 21))).cycles, 21u);  // a last interval of 1
+  expect_usage_error(write("interval0.wsad", dump_bytes(4, 3, 3, 1, 0)), "field 'interval_cycles' is 0");
+  expect_usage_error(write("long_last.wsad", dump_bytes(4, 3, 3, 1, 10, 1'000'000'000'000)),
+                     "interval 2 is 999999999980 cycles long, beyond the 10 of field 'interval_cycles' (field 'cycles' 1000000000000)");
+  expect_usage_error(write("long_mid.wsad", dump_bytes(4, 3, 3, 1, 5)), "interval 0 is 10 cycles long, beyond the 5");
 }
 
 }  // namespace

@@ -75,8 +75,20 @@ DumpView load_dump_view(const std::filesystem::path& path) {
   if (!aligned(d->interval_starts())) rd.fail("corrupt: field 'interval_starts' is not 8-byte aligned");
   v.interval_starts.assign(d->interval_starts()->begin(), d->interval_starts()->end());
   const size_t n = v.interval_starts.size();
-  for (size_t k = 0; k < n; ++k)
-    if (v.interval_starts[k] > (k + 1 < n ? v.interval_starts[k + 1] : v.cycles)) rd.fail("interval starts out of order");
+  // Every rate the pictures and the viewer draw divides by an interval's length: the header's
+  // interval must be at least a cycle, the first interval start at the dump's cycle 0, and no
+  // interval longer than the header's (an edited `cycles` of 10^12 had the last one's wavelets
+  // spread over 10^12 cycles).
+  if (v.interval_cycles == 0) rd.fail("field 'interval_cycles' is 0 (expected at least 1 cycle)");
+  if (n > 0 && v.interval_starts[0] != 0)
+    rd.fail("field 'interval_starts': the first interval starts at cycle " + std::to_string(v.interval_starts[0]) + ", expected 0");
+  for (size_t k = 0; k < n; ++k) {
+    const uint64_t end = k + 1 < n ? v.interval_starts[k + 1] : v.cycles;
+    if (v.interval_starts[k] > end) rd.fail("interval starts out of order");
+    if (end - v.interval_starts[k] > v.interval_cycles)
+      rd.fail("interval " + std::to_string(k) + " is " + std::to_string(end - v.interval_starts[k]) + " cycles long, beyond the " +
+              std::to_string(v.interval_cycles) + " of field 'interval_cycles'" + (k + 1 == n ? " (field 'cycles' " + std::to_string(v.cycles) + ")" : ""));
+  }
   if (v.width == 0 || v.height == 0 || v.width > (1u << 16) || v.height > (1u << 16))
     rd.fail("mesh " + std::to_string(v.width) + "x" + std::to_string(v.height) + " is out of range");
   const uint64_t grid = uint64_t(v.width) * v.height;
