@@ -18,7 +18,9 @@ struct ClusterTraceStats {
   uint64_t actors = 0, slices = 0;
 };
 
-// Writes and finishes `sink`. `step_timeline` is Cluster::step_timeline(step).
-ClusterTraceStats write_cluster_trace(TraceSink& sink, const nlohmann::json& step_timeline, const std::string& machine);
+// Writes and finishes `sink`. `step_timeline` is Cluster::step_timeline(step); `mesh` ("WxH") and
+// `wafers` describe the cluster in the trace's description.
+ClusterTraceStats write_cluster_trace(TraceSink& sink, const nlohmann::json& step_timeline, const std::string& machine,
+                                      const std::string& mesh, uint32_t wafers);
 
 }  // namespace wse

@@ -228,7 +228,9 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt, 
   std::unique_ptr<TraceSink> sink;
   if (opt.format == "json") sink = std::make_unique<JsonTraceWriter>(r.cluster_file);
   else sink = std::make_unique<PftraceWriter>(r.cluster_file);
-  const ClusterTraceStats cs = write_cluster_trace(*sink, step, cfg.machine.name);
+  const ClusterTraceStats cs = write_cluster_trace(*sink, step, cfg.machine.name,
+                                                   std::to_string(cfg.mesh.width) + "x" + std::to_string(cfg.mesh.height),
+                                                   std::max(1u, cfg.train.num_csx));
   r.cluster_bytes = sink->bytes_written(), r.cluster_slices = cs.slices;
   // Why the traced wafer has the workers it has (a training config's wafers share the count asked).
   r.report["threads_choice"] = threads_choice_json(choice, r.report["threads"].get<unsigned>());  // the traced pass's workers, as "threads"

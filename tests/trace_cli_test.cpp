@@ -149,18 +149,28 @@ TEST(TraceCli, TrainingLayerWholeMeshSlicesAddUpToBusyCycles) {
   EXPECT_EQ(r["cluster_trace"]["file"], "cluster.pftrace");
   std::map<uint64_t, std::string> cnames;
   std::map<uint64_t, uint64_t> cparent;
-  uint64_t critical = 0, pass = 0;
-  std::set<std::string> actors;
+  uint64_t critical = 0, pass = 0, instant_spans = 0;
+  std::set<std::string> actors, descriptions;
   const wse::PftraceSummary cs = wse::read_pftrace(out / "cluster.pftrace", {
       [&](const wse::PftraceTrack& t) {
         cnames[t.uuid] = t.name, cparent[t.uuid] = t.parent;
         if (t.parent == 0 && t.name.rfind("critical path", 0) != 0) actors.insert(t.name);
+        if (t.parent == 0) descriptions.insert(t.description);
       },
       [&](const wse::PftraceSlice& sl) {
         if (cnames[sl.track].rfind("critical path", 0) == 0) critical += sl.end - sl.start;
         if (cnames[cparent[sl.track]] == "wafer 0" && sl.name == "fc1 fwd") pass = sl.end - sl.start;
+        // A span of no cycles (the user node's step begin) is drawn one cycle long but says 0.
+        if (cnames[cparent[sl.track]] == "user node" && sl.end == sl.start + 1 && sl.arg("cycles") && sl.arg("cycles")->number == 0)
+          ++instant_spans;
       },
       {}});
+  // It said it was a layer trace "on a  wse2 mesh ... intervals of 0 cycles".
+  ASSERT_EQ(descriptions.size(), 1u);
+  EXPECT_EQ(descriptions.begin()->rfind("wse trace of step ", 0), 0u) << *descriptions.begin();
+  EXPECT_NE(descriptions.begin()->find(" across the cluster's actors: 1 wafer(s), each a 4x3 wse2 mesh, from wafer cycle "),
+            std::string::npos) << *descriptions.begin();
+  EXPECT_GT(instant_spans, 0u);
   EXPECT_EQ(cs.slices, r["cluster_trace"]["slices"].get<uint64_t>());
   EXPECT_EQ(actors, (std::set<std::string>{"MemoryX", "swarmx 0.0", "wafer 0", "input worker 0", "user node"}));
   EXPECT_EQ(critical, r["cluster_trace"]["step_cycles"].get<uint64_t>());

@@ -31,6 +31,8 @@ void JsonTraceWriter::begin(const TraceInfo& info) {
                             {"mesh", info.mesh},
                             {"interval_cycles", info.interval_cycles},
                             {"start_cycle", info.start_cycle},
+                            {"wafers", info.wafers},
+                            {"description", info.describe()},
                             {"time_unit", "1 us in the viewer = 1 fabric cycle"}});
   buffer_ += ",\"traceEvents\":[";
 }

@@ -24,9 +24,13 @@ using TrackId = uint64_t;  // 0 = no parent (a top-level track)
 struct TraceInfo {
   std::string machine, layer, pass, mesh;
   uint64_t interval_cycles = 0, start_cycle = 0;
+  uint32_t wafers = 0;  // a cluster trace (pass "cluster", no intervals): the wafers of the step
   // What run the trace is of, in words: written into a native trace (its top-level tracks'
   // descriptions) so that `wse viz` can tell the dump's own trace from another run's.
   std::string describe() const {
+    if (pass == "cluster")
+      return "wse trace of " + layer + " across the cluster's actors: " + std::to_string(wafers) + " wafer(s), each a " + mesh + " " +
+             machine + " mesh, from wafer cycle " + std::to_string(start_cycle);
     return "wse trace of " + layer + " " + pass + " on a " + mesh + " " + machine + " mesh, from wafer cycle " +
            std::to_string(start_cycle) + ", intervals of " + std::to_string(interval_cycles) + " cycles";
   }
