@@ -13,6 +13,34 @@ uint32_t colour_bit(Colour c) { return 1u << c; }
 
 }  // namespace
 
+void Pe::check_program(const Program& program, const MachineSpec& spec, Coord coord) {
+  if (program.local_tasks.size() > spec.local_task_ids)
+    throw PeError("PE " + to_string(coord) + ": its program binds " + std::to_string(program.local_tasks.size()) +
+                  " local tasks, but a " + spec.name + " PE has " + std::to_string(spec.local_task_ids) + " task IDs for them");
+  if (program.microthreads > spec.microthreads)
+    throw PeError("PE " + to_string(coord) + ": its program '" + program.name + "' has up to " + std::to_string(program.microthreads) +
+                  " asynchronous ops in flight at once, but a " + spec.name + " PE has " + std::to_string(spec.microthreads) +
+                  " microthreads (machine.microthreads)");
+  if (program.start_task >= int(program.local_tasks.size()))
+    throw PeError("PE " + to_string(coord) + ": its program's start task is local task " + std::to_string(program.start_task) +
+                  ", which it does not bind (it binds " + std::to_string(program.local_tasks.size()) + ")");
+  for (size_t c = spec.colours; c < program.data_tasks.size(); ++c)
+    if (program.data_tasks[c] || (program.blocked_colours >> c & 1u))
+      throw PeError("PE " + to_string(coord) + ": its program " + (program.data_tasks[c] ? "binds a data task to" : "blocks") +
+                    " colour " + std::to_string(c) + ", beyond the " + std::to_string(spec.colours) + " colours of a " + spec.name +
+                    " PE");
+  if (spec.data_task_ids_shared) {
+    // WSE-2 (SDK Task-IDs): a data task's ID is its colour, one of the IDs the local tasks take,
+    // so the two kinds share them.
+    size_t data = 0;
+    for (const auto& t : program.data_tasks) data += t ? 1 : 0;
+    if (program.local_tasks.size() + data > spec.local_task_ids)
+      throw PeError("PE " + to_string(coord) + ": its program binds " + std::to_string(program.local_tasks.size()) +
+                    " local tasks and " + std::to_string(data) + " data tasks, but a " + spec.name + " PE has " +
+                    std::to_string(spec.local_task_ids) + " task IDs for both (a data task's ID is its colour)");
+  }
+}
+
 void Pe::attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
                 const std::vector<std::pair<Colour, uint8_t>>& tx_credits, const MachineSpec& spec) {
   if (rx_colours.size() > spec.pe_input_queues)
@@ -23,28 +51,7 @@ void Pe::attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
     throw RouteError("PE " + to_string(coord) + " sends on " + std::to_string(tx_credits.size()) +
                      " colours (routes with rx RAMP), but a " + spec.name + " PE has " +
                      std::to_string(spec.pe_output_queues) + " output queues");
-  if (program && program->local_tasks.size() > spec.local_task_ids)
-    throw PeError("PE " + to_string(coord) + ": its program binds " + std::to_string(program->local_tasks.size()) +
-                  " local tasks, but a " + spec.name + " PE has " + std::to_string(spec.local_task_ids) + " task IDs for them");
-  if (program && program->start_task >= int(program->local_tasks.size()))
-    throw PeError("PE " + to_string(coord) + ": its program's start task is local task " + std::to_string(program->start_task) +
-                  ", which it does not bind (it binds " + std::to_string(program->local_tasks.size()) + ")");
-  if (program)
-    for (size_t c = spec.colours; c < program->data_tasks.size(); ++c)
-      if (program->data_tasks[c] || (program->blocked_colours >> c & 1u))
-        throw PeError("PE " + to_string(coord) + ": its program " + (program->data_tasks[c] ? "binds a data task to" : "blocks") +
-                      " colour " + std::to_string(c) + ", beyond the " + std::to_string(spec.colours) + " colours of a " + spec.name +
-                      " PE");
-  if (program && spec.data_task_ids_shared) {
-    // WSE-2 (SDK Task-IDs): a data task's ID is its colour, one of the IDs the local tasks take,
-    // so the two kinds share them.
-    size_t data = 0;
-    for (const auto& t : program->data_tasks) data += t ? 1 : 0;
-    if (program->local_tasks.size() + data > spec.local_task_ids)
-      throw PeError("PE " + to_string(coord) + ": its program binds " + std::to_string(program->local_tasks.size()) +
-                    " local tasks and " + std::to_string(data) + " data tasks, but a " + spec.name + " PE has " +
-                    std::to_string(spec.local_task_ids) + " task IDs for both (a data task's ID is its colour)");
-  }
+  if (program) check_program(*program, spec, coord);
   ramp_down_ = ramp_down;
   ramp_up_ = ramp_up;
   // The router's pushes onto these ends note this PE (Mesh::assign_notes leaves them to it).
@@ -743,7 +750,8 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
     // Start it on a microthread once the task's immediate work so far is done.
     uint8_t k = op.opts.microthread < 0 ? uint8_t(std::countr_zero(~pe.uts_active_)) : uint8_t(op.opts.microthread);
     if (k >= pe.microthreads_)
-      bad("more asynchronous ops in flight than the " + std::to_string(pe.microthreads_) + " microthreads of " + spec_.name);
+      bad("more asynchronous ops in flight than the " + std::to_string(pe.microthreads_) + " microthreads of " + spec_.name +
+          " (machine.microthreads)");
     if (pe.uts_active_ >> k & 1u)
       bad("microthread " + std::to_string(k) + " still runs @" + std::string(pe.uts_[k].op.name) + " (issued by " +
           pe.task_label(pe.uts_[k].task_local, pe.uts_[k].task) + "): one op per microthread at a time");

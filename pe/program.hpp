@@ -29,6 +29,10 @@ struct Program {
   int start_task = -1;                 // local task activated at cycle 0, if any
   uint32_t blocked_colours = 0;        // colours blocked when the program starts
   uint32_t blocked_locals = 0;         // local tasks blocked when the program starts
+  // The most asynchronous ops it has in flight at once, as its kernel counts them (0: not given).
+  // Checked against the machine's microthreads when the program is placed, so `--validate_only`
+  // refuses a machine with too few, where the run would fail at its first op beyond them.
+  uint32_t microthreads = 0;
 
   Program& on(Colour c, DataTask t, const char* task_name = nullptr) {
     if (c >= data_tasks.size()) throw std::invalid_argument("Program::on: colour " + std::to_string(c) + " out of range");

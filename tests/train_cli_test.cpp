@@ -149,8 +149,9 @@ TEST(TrainCli, ADivergedRunSaysSoAndWhere) {
                         std::to_string(first)),
             std::string::npos)
       << o.text;
-  if (j["skipped_updates"].get<uint64_t>())
+  if (j["skipped_updates"].get<uint64_t>()) {
     EXPECT_NE(o.text.find("note: MemoryX skipped " + std::to_string(j["skipped_updates"].get<uint64_t>()) + " layer update(s)"), std::string::npos);
+  }
   // A healthy run says nothing of the kind, and writes null.
   const fs::path ok = wse::test::fresh_dir(dir() / "healthy");
   Output h = wse("run " + write("healthy.yaml", "machine: wse2\nmesh: {width: 4, height: 4}\nkernel: fc_train\nmodel: {layers: [784, 16, 10]}\n"
@@ -176,7 +177,9 @@ TEST(TrainCli, TheDetailBlockHasTheSameKeysWhateverThePolicy) {
     ASSERT_TRUE(n[block].is_object()) << block << ": " << n[block];
     for (const auto& [key, value] : a[block].items()) {
       ASSERT_TRUE(n[block].contains(key)) << block << "." << key;
-      if (key != "how") EXPECT_TRUE(n[block][key].is_null()) << block << "." << key << ": " << n[block][key];
+      if (key != "how") {
+        EXPECT_TRUE(n[block][key].is_null()) << block << "." << key << ": " << n[block][key];
+      }
     }
   }
   EXPECT_NE(n["projected"]["how"].get<std::string>().find("no step ran cycle by cycle"), std::string::npos);
@@ -254,6 +257,23 @@ TEST(TrainCli, CorruptStreamMissingDataAndOversizedLayersExitWith2) {
   EXPECT_EQ(s.code, 2) << s.text;
   EXPECT_NE(s.text.find("does not fit PE SRAM"), std::string::npos) << s.text;
   EXPECT_NE(s.text.find("big.yaml"), std::string::npos) << s.text;
+
+  // The backward program keeps two asynchronous ops in flight; a machine of one microthread
+  // passed --validate_only (the program is loaded only when a backward pass runs) and the run
+  // failed at its first backward pass.
+  for (const char* mt : {"1", "2"}) {
+    std::string few = kSmall;
+    few.replace(few.find("machine: wse2"), 13, std::string("machine: {preset: wse2, microthreads: ") + mt + "}");
+    Output f = wse("run " + write(std::string("microthreads") + mt + ".yaml", few).string() + " --validate_only");
+    if (mt[0] == '1') {
+      EXPECT_EQ(f.code, 2) << f.text;
+      EXPECT_NE(f.text.find("program 'fc_backward' has up to 2 asynchronous ops in flight at once, but a wse2 PE has 1 "
+                            "microthreads (machine.microthreads)"),
+                std::string::npos) << f.text;
+    } else {
+      EXPECT_EQ(f.code, 0) << f.text;
+    }
+  }
 }
 
 TEST(TrainCli, TraceRecordsOneLayerPassOfTheFirstStep) {

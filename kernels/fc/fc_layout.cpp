@@ -211,6 +211,9 @@ void FcLayout::build(Wafer& wafer) const {
       if (c + 1 < q_) in.tx |= bit(Dir::East);
       m.set_route({c, r}, kInputColour, in);
       wafer.load({c, r}, &fc_forward_program());
+      // The backward program is loaded when a backward pass runs: what it asks of the machine
+      // is checked now, with the rest of the mapping (--validate_only).
+      if (c == 0 && r == 0) Pe::check_program(fc_backward_program(), wafer.spec(), {c, r});
       if (wafer.allocate({c, r}, "vars", sizeof(FcVars)).offset != 0) throw std::logic_error("vars not at offset 0");
     }
   }

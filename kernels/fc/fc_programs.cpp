@@ -270,6 +270,7 @@ Program make_forward() {
   if (p.local(finish_row, "finish_row") != kFinishRow || p.local(keep_slice, "keep_slice") != kKeepSlice)
     throw std::logic_error("fc_forward: task ids");
   p.block(1).block(2).block(kBroadcastColour).block(kDzColour);
+  p.microthreads = 1;  // the broadcast's (or the last layer's dZ) receive
   return p;
 }
 
@@ -280,6 +281,7 @@ Program make_backward() {
   p.start_task = p.local(backward_start, "start");
   if (p.local(dw_sent, "dw_sent") != kDwSent) throw std::logic_error("fc_backward: task ids");
   p.block(1).block(2).block(4).block(5).block(kDzColour);
+  p.microthreads = 2;  // the dZ receive from the start task, and one dW block's send at a time
   return p;
 }
 

@@ -91,6 +91,7 @@ GemvKernel::GemvKernel(Wafer& wafer, const GemvProblem& prob, uint32_t grid_widt
 
   program_.name = "gemv";
   program_.start_task = program_.local(receive_x, "receive_x");
+  program_.microthreads = 1;  // x's move in from the north
   if (program_.local(compute, "compute") != kComputeTask) throw std::logic_error("gemv: compute task id");
   program_.block(kX).block(psum_colour(0)).block(psum_colour(1));
 
