@@ -16,6 +16,7 @@
 #include "host/training_data.hpp"
 #include "host/config.hpp"
 #include "host/interrupt.hpp"
+#include "host/run_settings.hpp"
 #include "host/progress.hpp"
 #include "host/report.hpp"
 #include "host/thread_choice.hpp"
@@ -36,6 +37,7 @@ namespace fs = std::filesystem;
 constexpr const char* kRunEndStep = "run_end_step";
 constexpr const char* kRunBatchSize = "run_batch_size";
 constexpr const char* kRunTrainSamples = "run_train_samples";
+constexpr const char* kRunSettings = "run_settings";  // host/run_settings.hpp
 
 // Checkpoints go to training.checkpoint_dir when the config names one, else to DIR/checkpoints.
 struct CheckpointDir {
@@ -229,6 +231,20 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     if (batch != tc.batch_size)
       throw ConfigError(where + ": field 'training.batch_size': " + std::to_string(tc.batch_size) + ", but the run " + ck.where() +
                         " came from had " + std::to_string(batch) + " (--resume finishes that run, with its config)");
+    // The rest of what decides the run's numbers (host/run_settings.hpp): all the changes at once.
+    if (auto it = ck.metadata().find(kRunSettings); it != ck.metadata().end()) {
+      const std::vector<std::string> changes =
+          run_settings_changes(parse_run_settings(it->second, ck.where() + ": field '__metadata__." + kRunSettings + "'"), run_settings(tc));
+      if (!changes.empty()) {
+        std::string list;
+        for (const std::string& c : changes) list += "\n  " + c;
+        throw ConfigError(where + ": --resume finishes the run " + ck.where() + " came from, with its config, but this config changes:" + list +
+                          "\n(to start a new run from its weights with these settings, set training.resume_from in the config instead)");
+      }
+    } else {
+      std::printf("wse: note: %s does not record its run's settings (written before they were recorded): a changed lr, "
+                  "shuffle, seed, precision, num_csx or sparsity is not checked\n", ck.where().c_str());
+    }
     if (!tc.resume_from.empty() && tc.resume_from != modes.resume)
       std::printf("wse: --resume %s replaces training.resume_from %s\n", modes.resume.c_str(), tc.resume_from.c_str());
     tc.resume_from = modes.resume;
@@ -305,6 +321,14 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
                 (unsigned long long)is.tensors, (unsigned long long)is.ops_recorded, (unsigned long long)is.ops_pruned,
                 is.record_seconds + is.materialize_seconds, double(is.store_bytes) / (1 << 20), double(init_rss) / (1 << 20));
   }
+  // A weight matrix pruned whole (a level that rounds to every weight, or from_zeros on zero
+  // weights) keeps no path through its layer: the layers before it get no gradient and stay as
+  // they are, while the losses still move with the biases after it. Said, not left to be found.
+  for (const SparsifiedParam& sp : trainer.memoryx().sparsified())
+    if (sp.numel > 0 && sp.pruned == sp.numel)
+      std::printf("  warning: sparsity prunes every weight of %s (%llu of %llu): nothing passes through its layer, and the layers "
+                  "before it get no gradient (lower sparsity for it, or leave it out with sparsity.param_name_patterns)\n",
+                  sp.plan.name.c_str(), (unsigned long long)sp.pruned, (unsigned long long)sp.numel);
   if (modes.validate_only) {
     // What a run would load first (a missing or damaged dataset was found only by the run).
     load_train_set(tc, where);
@@ -341,6 +365,13 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   Dataset test = tc.eval_samples ? load_data_set(tc, where, test_set(tc)) : Dataset{};
   BatchOrder order(train.count, tc.batch_size, tc.shuffle, tc.memoryx.seed);
   const uint32_t steps_per_epoch = order.steps_per_epoch();
+  // Steps take whole batches: what is left over each epoch is not trained on. Said, as a test
+  // set's remainder is.
+  if (const uint32_t left = train.count % tc.batch_size)
+    std::printf("  note: data.train_samples (%u) is not a multiple of batch_size (%u): each epoch trains on %u samples in %u whole "
+                "batches; the last %u of its order are left out (%s)\n",
+                unsigned(train.count), unsigned(tc.batch_size), unsigned(train.count - left), steps_per_epoch, left,
+                tc.shuffle ? "others each epoch, as data.shuffle orders them" : "the same ones every epoch");
   const uint64_t first = trainer.memoryx().step();
   const uint64_t planned = std::min<uint64_t>(uint64_t(steps_per_epoch) * tc.epochs, tc.max_steps ? tc.max_steps : UINT64_MAX);
   uint64_t end = first + planned;
@@ -360,7 +391,8 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   }
   trainer.memoryx().set_run_metadata({{kRunEndStep, std::to_string(end)},
                                       {kRunBatchSize, std::to_string(tc.batch_size)},
-                                      {kRunTrainSamples, std::to_string(train.count)}});
+                                      {kRunTrainSamples, std::to_string(train.count)},
+                                      {kRunSettings, run_settings_text(run_settings(tc))}});
   CheckpointDir ckpt{own_ckpt ? &*own_ckpt : ckpt_in_out ? &*out : nullptr, &*out, {}};
   if (resume.on)
     std::printf("  resuming the run of %s: steps %llu to %llu\n", modes.resume.c_str(), (unsigned long long)first + 1,

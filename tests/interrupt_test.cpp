@@ -210,6 +210,17 @@ TEST(Interrupt, ResumeRefusesWhatItCannotFinish) {
                      (cut / "checkpoints" / "step_2.safetensors").string() + " --out " + wse::test::fresh_dir(dir() / "x2").string());
   EXPECT_EQ(batch.code, 2) << batch.text;
   EXPECT_NE(batch.text.find("field 'training.batch_size': 32, but the run"), std::string::npos) << batch.text;
+  // The rest of what decides the run's numbers is recorded too: a changed lr, seed or shuffle
+  // resumed with exit 0 and trained another run (a training-edge audit); all changes are named.
+  std::string changed = kConfig;
+  changed.replace(changed.find("lr: 0.01"), 8, "lr: 0.5");
+  changed += "weights: {seed: 4}\n";
+  Output lr = wse("run " + wse::test::write_file(dir() / "lr.yaml", changed).string() + " --resume " +
+                  (cut / "checkpoints" / "step_2.safetensors").string() + " --out " + wse::test::fresh_dir(dir() / "x3").string());
+  EXPECT_EQ(lr.code, 2) << lr.text;
+  EXPECT_NE(lr.text.find("but this config changes:\n  field 'optimizer.lr': 0.5, but the run had 0.01\n  field 'weights.seed': 4, but the run had 1\n"),
+            std::string::npos) << lr.text;
+  EXPECT_NE(lr.text.find("set training.resume_from in the config instead"), std::string::npos) << lr.text;
   // --overwrite of the directory the checkpoint is in would delete it first: refused.
   Output self = wse("run " + cfg.string() + " --resume " + (cut / "checkpoints" / "step_2.safetensors").string() + " --overwrite --out " +
                     cut.string());

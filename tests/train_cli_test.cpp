@@ -276,6 +276,27 @@ TEST(TrainCli, CorruptStreamMissingDataAndOversizedLayersExitWith2) {
   }
 }
 
+// Found by a training-edge audit: a sparsity that prunes a whole weight matrix (0.999 of fc2's 160
+// weights rounds to all of them) ran with no word, training only the output bias; a training set
+// that is not a multiple of the batch lost its remainder silently, where a test set's is noted.
+TEST(TrainCli, AMatrixPrunedWholeAndATrainingRemainderAreSaid) {
+  std::string pruned = kSmall;
+  pruned += "sparsity: {sparsity: 0.999}\n";
+  Output v = wse("run " + write("pruned_whole.yaml", pruned).string() + " --validate_only");
+  EXPECT_EQ(v.code, 0) << v.text;
+  EXPECT_NE(v.text.find("warning: sparsity prunes every weight of fc2.weight (160 of 160): nothing passes through its layer"),
+            std::string::npos) << v.text;
+  EXPECT_EQ(v.text.find("fc1.weight (12544 of 12544)"), std::string::npos) << v.text;  // 0.999 of 12544 keeps 13
+  std::string rest = kSmall;
+  rest.replace(rest.find("train_samples: 96"), 17, "train_samples: 90");
+  rest.replace(rest.find("log_every: 2"), 12, "log_every: 2, max_steps: 1");
+  Output r = wse("run " + write("remainder.yaml", rest).string() + " --threads 1 --out " + wse::test::fresh_dir(dir() / "remainder").string());
+  EXPECT_EQ(r.code, 0) << r.text;
+  EXPECT_NE(r.text.find("note: data.train_samples (90) is not a multiple of batch_size (16): each epoch trains on 80 samples in 5 "
+                        "whole batches; the last 10 of its order are left out (the same ones every epoch)"),
+            std::string::npos) << r.text;
+}
+
 TEST(TrainCli, TraceRecordsOneLayerPassOfTheFirstStep) {
   fs::path cfg = write("small_t.yaml", kSmall);
   fs::path out = dir() / "trace_out";

@@ -1,0 +1,95 @@
+#include "host/run_settings.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/errors.hpp"
+#include "memoryx/sparsity.hpp"
+#include "wire/weight_stream.hpp"
+
+namespace wse {
+
+namespace {
+
+// The fewest digits that read back as the same value (an fp32's 0.1 is "0.1", not 0.100000001).
+std::string real(double v, bool fp32) {
+  char buf[40];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    const double back = std::strtod(buf, nullptr);
+    if (fp32 ? float(back) == float(v) : back == v) break;
+  }
+  return buf;
+}
+
+std::string opt_text(const std::optional<double>& v) { return v ? level_text(*v) : "default"; }
+std::string opt_text(const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : "default"; }
+std::string opt_text(const std::optional<SparsityInit>& v) { return v ? to_string(*v) : "default"; }
+
+}  // namespace
+
+RunSettings run_settings(const TrainConfig& tc) {
+  const OptimizerConfig& o = tc.memoryx.optimizer;
+  RunSettings s = {
+      {"data.shuffle", tc.shuffle ? "true" : "false"},
+      {"weights.seed", std::to_string(tc.memoryx.seed)},
+      {"weights.encoding", encoding_name(tc.memoryx.encoding)},
+      {"training.precision", tc.mixed ? "mixed" : "fp32"},
+      {"training.loss_scale", real(tc.loss_scale, true)},
+      {"training.num_csx", std::to_string(tc.num_csx)},
+      {"optimizer.kind", o.kind},
+      {"optimizer.lr", real(o.lr, true)},
+      {"optimizer.weight_decay", real(o.weight_decay, true)},
+  };
+  if (o.kind == "adam") {
+    s["optimizer.beta1"] = real(o.beta1, true), s["optimizer.beta2"] = real(o.beta2, true), s["optimizer.eps"] = real(o.eps, true);
+  } else {
+    s["optimizer.momentum"] = real(o.momentum, true);
+  }
+  const SparsityConfig& sp = tc.memoryx.sparsity;
+  if (!sp.enabled) {
+    s["sparsity"] = "none";
+  } else {
+    s["sparsity.sparsity"] = opt_text(sp.level);
+    s["sparsity.init_method"] = to_string(sp.method);
+    s["sparsity.seed"] = opt_text(sp.seed);
+    std::string patterns;
+    if (sp.patterns)
+      for (const SparsityPattern& p : *sp.patterns)
+        patterns += (patterns.empty() ? "" : "; ") + p.pattern + ": " + opt_text(p.level) + " " + opt_text(p.method) + " " + opt_text(p.seed);
+    s["sparsity.param_name_patterns"] = sp.patterns ? patterns : "default";
+  }
+  return s;
+}
+
+std::string run_settings_text(const RunSettings& s) { return nlohmann::json(s).dump(); }
+
+RunSettings parse_run_settings(const std::string& text, const std::string& where) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) throw UsageError(where + ": is not a JSON object of the run's settings");
+  RunSettings s;
+  for (const auto& [k, v] : j.items()) {
+    if (!v.is_string()) throw UsageError(where + ": setting '" + k + "' is not a string");
+    s[k] = v.get<std::string>();
+  }
+  return s;
+}
+
+std::vector<std::string> run_settings_changes(const RunSettings& recorded, const RunSettings& now) {
+  std::vector<std::string> out;
+  // A sparsity block added or removed shows as "sparsity" on one side and its fields on the other.
+  const bool was_sparse = !recorded.count("sparsity"), is_sparse = !now.count("sparsity");
+  if (recorded.count("sparsity") || recorded.count("sparsity.sparsity"))
+    if (was_sparse != is_sparse)
+      out.push_back(std::string("block 'sparsity': ") + (is_sparse ? "given" : "absent") + ", but the run was " + (was_sparse ? "sparse" : "dense"));
+  for (const auto& [k, v] : recorded) {
+    auto it = now.find(k);
+    if (it == now.end() || it->second == v) continue;
+    out.push_back("field '" + k + "': " + it->second + ", but the run had " + v);
+  }
+  return out;
+}
+
+}  // namespace wse
