@@ -1,8 +1,10 @@
 // Engine throughput on a real kernel: PE-cycles per second of GEMV (kernels/gemv/gemv.hpp) on a P x P
 // mesh, at 1 and 2 worker threads.
 //
-// PE-cycles/s = mesh PEs * simulated cycles / host seconds of the run: how fast the emulator
-// advances the whole mesh, idle PEs included, which is what a user waiting for a layer feels.
+// PE-cycles/s = mesh PEs * modelled cycles (the run's length in wafer cycles, the stretches where
+// nothing is due and the engine skips ahead included; the report's cycles_simulated counts the
+// ones it stepped) / host seconds of the run: how fast the emulator advances the whole mesh,
+// idle PEs included, which is what a user waiting for a layer feels.
 // Matrix sizes give every PE a 32 x 32 tile (4 KiB of A, 32 fmacs of 32 elements), so PEs do
 // real work and the row-wise partial-sum chain is long enough to dominate, as in the real kernel.
 // The per-thread figure and the 1-vs-2-thread pair show how well the engine scales; `waiting`,

@@ -7,13 +7,15 @@
 # ratios between rows of one run. Google Benchmark's own warnings (e.g. that the Debian package
 # of the library was built as DEBUG, which does not time our code) are kept, as lines starting
 # with ***. Not run: wse_setup_memory (a memory measurement, docs/performance.md). Never run by
-# CI: it times the host. A few minutes.
+# CI: it times the host. A few minutes. A benchmark that fails (a crash, an exit code, a row
+# that skips with an error) is marked in the file, named on stderr, and the script exits 1; the
+# file is still written, beside the old one's place: FILE.failed, so the last good results stay.
 #
 #   bash scripts/bench.sh [FILE]     # FILE: where to write (default BENCHMARKS.md in the tree's root)
 set -euo pipefail
 case "${1:-}" in
   -h | --help)
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
   -*)
@@ -28,7 +30,8 @@ cd "$(dirname "$0")/.."
 cmake --preset release >/dev/null
 cmake --build --preset release --target bench_fabric bench_barrier bench_gemv bench_sparse_mac bench_cluster bench_functional >/dev/null
 tmp="$(mktemp)"
-trap 'rm -f "$tmp"' EXIT
+trap 'rm -f "$tmp" "$tmp.run"' EXIT
+failed=()
 {
   echo "# Benchmarks"
   echo
@@ -40,11 +43,26 @@ trap 'rm -f "$tmp"' EXIT
     echo "## $b"
     echo
     echo '```'
-    "./build/release/$b" --benchmark_color=false 2>&1 || echo "($b failed)"
+    rc=0
+    "./build/release/$b" --benchmark_color=false >"$tmp.run" 2>&1 || rc=$?
+    cat "$tmp.run"
+    # Google Benchmark exits 0 when a row skips with an error (SkipWithError): its line says
+    # ERROR OCCURRED.
+    if [ "$rc" -ne 0 ] || grep -q "ERROR OCCURRED" "$tmp.run"; then
+      echo "($b failed: exit $rc$(grep -q 'ERROR OCCURRED' "$tmp.run" && echo ', a row skipped with an error'))"
+      failed+=("$b")
+    fi
+    rm -f "$tmp.run"
     echo '```'
   done
 } > "$tmp"
 chmod 644 "$tmp"  # mktemp makes it 0600; the file is for everyone to read
+if [ ${#failed[@]} -gt 0 ]; then
+  mv "$tmp" "$out.failed"
+  trap - EXIT
+  echo "bench: ${failed[*]} failed; results in $out.failed ($out left as it was)" >&2
+  exit 1
+fi
 mv "$tmp" "$out"
 trap - EXIT
 echo "bench: wrote $out"

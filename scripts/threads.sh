@@ -39,8 +39,12 @@ if [ ${#counts[@]} -eq 0 ]; then
   for ((t = 1; t <= n; t *= 2)); do counts+=("$t"); done
   counts+=(default)
 fi
+seen=" "
 for c in "${counts[@]}"; do
   [[ "$c" == default || "$c" =~ ^[1-9][0-9]{0,3}$ ]] || usage "count '$c': expected a thread count (1-4096) or 'default'"
+  # A count given twice ran twice a round, and its summary kept one of the two.
+  [[ "$seen" == *" $c "* ]] && usage "count '$c' is given twice (each count runs once a round)"
+  seen+="$c "
 done
 rounds="${ROUNDS:-5}"
 [[ "$rounds" =~ ^[1-9][0-9]{0,2}$ ]] || usage "ROUNDS='$rounds': expected a number of rounds (1-999)"

@@ -62,6 +62,8 @@ expect 2 'nowhere.yaml: no such config file' "a missing config" -- \
   env WSE="$wse" bash "$src/scripts/threads.sh" "$work/nowhere.yaml"
 expect 2 "count 'zero': expected a thread count" "a count that is not one" -- \
   env WSE="$wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 1 zero
+expect 2 "count '2' is given twice" "a count given twice (its summary kept one run of the two)" -- \
+  env WSE="$wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 1 2 2
 expect 2 "ROUNDS='0': expected a number of rounds" "no rounds" -- \
   env ROUNDS=0 WSE="$wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml"
 expect 2 "OLD=$work/none: no such executable" "a missing OLD" -- \
