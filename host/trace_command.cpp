@@ -324,8 +324,8 @@ TraceResult run_trace(const TraceOptions& asked) {
 
 void print_trace_summary(std::FILE* out, const TraceResult& r, size_t top_n) {
   const auto& j = r.report;
-  std::fprintf(out, "  cycles            %llu in %zu intervals of %llu\n", (unsigned long long)j["cycles"].get<uint64_t>(),
-               r.intervals, (unsigned long long)j["trace"]["interval_cycles"].get<uint64_t>());
+  std::fprintf(out, "  cycles            %llu in %zu interval%s of %llu\n", (unsigned long long)j["cycles"].get<uint64_t>(),
+               r.intervals, r.intervals == 1 ? "" : "s", (unsigned long long)j["trace"]["interval_cycles"].get<uint64_t>());
   std::fprintf(out, "  MACs              %llu   FMAC utilization %.1f%%\n", (unsigned long long)j["macs"].get<uint64_t>(),
                100 * j["fmac_utilization"].get<double>());
   print(out, r.congestion, top_n);

@@ -71,8 +71,8 @@ int viz_command(const std::filesystem::path& dump, const OutputDirOptions& out_o
   for (const auto& m : r.metrics) std::printf(" %s", m.c_str());
   std::printf("\n  heatmaps          %s/<metric>.png\n", out_dir.c_str());
   if (r.intervals_per_frame > 1)
-    std::printf("  frames            %s/frames/<metric>_NNNN.png (%zu per metric, %zu intervals each: at most --max-frames)\n",
-                out_dir.c_str(), r.frames, r.intervals_per_frame);
+    std::printf("  frames            %s/frames/<metric>_NNNN.png (%zu per metric, %zu intervals each%s: at most --max-frames)\n",
+                out_dir.c_str(), r.frames, r.intervals_per_frame, view.interval_starts.size() % r.intervals_per_frame ? ", the last fewer" : "");
   else
     std::printf("  frames            %s/frames/<metric>_NNNN.png (%zu per metric)\n", out_dir.c_str(), r.frames);
   if (timelines)

@@ -177,6 +177,30 @@ TEST(TraceCli, TrainingLayerWholeMeshSlicesAddUpToBusyCycles) {
   EXPECT_EQ(pass, r["cycles"].get<uint64_t>()) << "the wafer's fc1 fwd span is the traced run";
 }
 
+// The viewer said "No task or DSD op in this interval" for a PE `--pes` left out, for cycles
+// outside `--from/--to`, and for every PE of a `--detail counters` trace (a viz audit): the trace
+// now says what it kept, and the page carries it for the viewer to say so.
+TEST(TraceCli, TheViewerKnowsWhichPesAndCyclesTheTraceKept) {
+  auto scope_of = [](const fs::path& out, const std::string& args) {
+    Output t = wse("trace " + config().string() + " --threads 1 --interval 50 " + args + " --out " + (out / "t").string());
+    EXPECT_EQ(t.code, 0) << t.text;
+    Output v = wse("viz " + (out / "t" / "activity.wsad").string() + " --out " + (out / "v").string());
+    EXPECT_EQ(v.code, 0) << v.text;
+    std::ifstream in(out / "v" / "index.html");
+    const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string open = "<script type=\"application/json\" id=\"wse-data\">";
+    const size_t a = page.find(open), b = page.find("</script>", a);
+    EXPECT_NE(a, std::string::npos);
+    return nlohmann::json::parse(page.substr(a + open.size(), b - a - open.size()))["timeline"]["scope"];
+  };
+  const nlohmann::json part = scope_of(wse::test::fresh_dir(dir() / "scope_part"), "--pes 1,2,2,3 --from 60 --to 90");
+  EXPECT_EQ(part, nlohmann::json({{"x0", 1}, {"y0", 2}, {"x1", 3}, {"y1", 4}, {"from", 60}, {"to", 90}, {"pe_slices", true}})) << part;
+  const nlohmann::json all = scope_of(wse::test::fresh_dir(dir() / "scope_all"), "");
+  EXPECT_EQ(all, nlohmann::json({{"x0", 0}, {"y0", 0}, {"x1", 9}, {"y1", 7}, {"from", 0}, {"to", nullptr}, {"pe_slices", true}})) << all;
+  const nlohmann::json counters = scope_of(wse::test::fresh_dir(dir() / "scope_counters"), "--detail counters");
+  EXPECT_EQ(counters["pe_slices"], false) << counters;
+}
+
 TEST(TraceCli, UnknownLayerPassOrRectIsAUsageError) {
   const std::string cfg = config().string(), out = (dir() / "bad").string();
   struct Case {

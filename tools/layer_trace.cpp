@@ -45,8 +45,10 @@ LayerTrace::LayerTrace(TraceSink& sink, const ActivityRecorder& rec, LayerTraceO
   TileRect r = opt_.pes;
   r.x1 = std::min(r.x1, shape.width), r.y1 = std::min(r.y1, shape.height);
   const std::string what = rec.meta().layer + " " + rec.meta().pass;
-  sink_.begin({w.spec().name, rec.meta().layer, rec.meta().pass, std::to_string(shape.width) + "x" + std::to_string(shape.height),
-               rec.interval(), rec.start_cycle()});
+  TraceInfo info{w.spec().name, rec.meta().layer, rec.meta().pass, std::to_string(shape.width) + "x" + std::to_string(shape.height),
+                 rec.interval(), rec.start_cycle()};
+  info.scope = TraceScope{r.x0, r.y0, r.x1, r.y1, opt_.from, opt_.to, opt_.detail != TraceDetail::Counters};
+  sink_.begin(info);
   const bool counters = opt_.detail != TraceDetail::Tasks;
 
   const TrackId streams = sink_.group(0, "Streams (MemoryX, host)", 0);

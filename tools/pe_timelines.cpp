@@ -9,6 +9,28 @@
 
 namespace wse {
 
+namespace {
+
+// TraceScope::text() read back; nothing for any other text.
+std::optional<TraceScope> parse_scope(const std::string& text) {
+  TraceScope sc;
+  unsigned long long x0 = 0, y0 = 0, x1 = 0, y1 = 0, from = 0, to = 0;
+  unsigned slices = 0;
+  int used = 0;
+  char to_text[24] = {};
+  if (std::sscanf(text.c_str(), "scope pes %llu,%llu,%llu,%llu cycles %llu,%23[0-9end] pe_slices %u%n", &x0, &y0, &x1, &y1, &from,
+                  to_text, &slices, &used) != 7 ||
+      size_t(used) != text.size() || slices > 1 || x0 > x1 || y0 > y1 || x1 > UINT32_MAX || y1 > UINT32_MAX)
+    return std::nullopt;
+  if (std::string(to_text) == "end") to = kNever;
+  else if (std::sscanf(to_text, "%llu", &to) != 1) return std::nullopt;
+  sc.x0 = uint32_t(x0), sc.y0 = uint32_t(y0), sc.x1 = uint32_t(x1), sc.y1 = uint32_t(y1);
+  sc.from = from, sc.to = to, sc.pe_slices = slices == 1;
+  return sc;
+}
+
+}  // namespace
+
 PeTimelines load_pe_timelines(const std::filesystem::path& trace, uint32_t width, uint32_t height, uint64_t max_bars,
                               const std::string& run) {
   PeTimelines t;
@@ -21,7 +43,13 @@ PeTimelines load_pe_timelines(const std::filesystem::path& trace, uint32_t width
   const PftraceSummary sum = read_pftrace(trace, {[&](const PftraceTrack& tr) {
                          // A trace of the same mesh size but another run (another layer, config or
                          // step) names only PEs of the mesh: only its description tells.
-                         if (!tr.parent && !tr.description.empty() && tr.description != run)
+                         std::string said = tr.description;
+                         if (!tr.parent && said.size() > run.size() && said.compare(0, run.size() + 2, run + "; ") == 0) {
+                           t.scope = parse_scope(said.substr(run.size() + 2));
+                           if (!t.scope) throw UsageError("trace " + trace.string() + ": track '" + tr.name + "' has a scope that does not read: " + said);
+                           said = run;
+                         }
+                         if (!tr.parent && !said.empty() && said != run)
                            throw UsageError("trace " + trace.string() + ": track '" + tr.name + "' says it is the " + tr.description +
                                             ", but the dump is of another run (its trace would be the " + run +
                                             "); give the trace `wse trace` wrote with the dump");

@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "fabric/geometry.hpp"
+#include "tools/trace_sink.hpp"
 
 namespace wse {
 
@@ -26,6 +28,7 @@ struct PeTimelines {
   uint64_t bars = 0, slices = 0;
   bool truncated = false;        // stopped at max_bars: bars from `complete_until` on may be missing
   Cycle complete_until = kNever;
+  std::optional<TraceScope> scope;  // what the trace kept (its description), when it says
 };
 
 // Reads `trace` (checked by read_pftrace) and keeps the bars of PEs inside a width x height mesh,

@@ -89,6 +89,7 @@ PftraceWriter::Sequence& PftraceWriter::start_sequence(TrackId default_track) {
 
 void PftraceWriter::begin(const TraceInfo& info) {
   run_ = info.describe();
+  if (info.scope) run_ += "; " + info.scope->text();  // what wse viz reads back (tools/pe_timelines.hpp)
   // The counter sequence first: it holds the trace's primary clock.
   counter_seq_ = start_sequence(0).id;
 }

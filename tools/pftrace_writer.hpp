@@ -78,7 +78,7 @@ class PftraceWriter : public TraceSink {
   std::unique_ptr<perfetto::protos::TracePacket> packet_;  // reused
   std::string scratch_;
   bool finished_ = false;
-  std::string run_;  // TraceInfo::describe(), the description of every top-level track
+  std::string run_;  // TraceInfo::describe() (and its scope), the description of every top-level track
 };
 
 }  // namespace wse

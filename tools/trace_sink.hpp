@@ -11,6 +11,7 @@
 // a track is declared before anything is put on it. Times are fabric cycles from the start of
 // the recording.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,10 +22,26 @@ namespace wse {
 
 using TrackId = uint64_t;  // 0 = no parent (a top-level track)
 
+// What a layer trace holds of its run: the PEs with tracks, the window of cycles (from the
+// layer's start) whose slices it keeps, and whether PEs log slices at all (--detail counters: no).
+// Written after the run's description, so that `wse viz` can tell a PE or an interval the trace
+// left out from one that ran nothing.
+struct TraceScope {
+  uint32_t x0 = 0, y0 = 0, x1 = 0, y1 = 0;  // [x0, x1) x [y0, y1)
+  Cycle from = 0, to = kNever;  // kNever: to the end
+  bool pe_slices = true;
+  std::string text() const {
+    return "scope pes " + std::to_string(x0) + "," + std::to_string(y0) + "," + std::to_string(x1) + "," + std::to_string(y1) +
+           " cycles " + std::to_string(from) + "," + (to == kNever ? std::string("end") : std::to_string(to)) + " pe_slices " +
+           (pe_slices ? "1" : "0");
+  }
+};
+
 struct TraceInfo {
   std::string machine, layer, pass, mesh;
   uint64_t interval_cycles = 0, start_cycle = 0;
   uint32_t wafers = 0;  // a cluster trace (pass "cluster", no intervals): the wafers of the step
+  std::optional<TraceScope> scope;  // a layer trace's (native traces write it after describe())
   // What run the trace is of, in words: written into a native trace (its top-level tracks'
   // descriptions) so that `wse viz` can tell the dump's own trace from another run's.
   std::string describe() const {

@@ -261,6 +261,25 @@ def check_timeline(wd, data, shots):
     wd.js("window.wseViz.setFrame(arguments[0])", frame)
     png, _ = screenshot(wd, shots + "_timeline.png")
     check(len(png) > 10000, f"timeline screenshot saved ({len(png)} bytes)")
+    # What the trace kept: this page's trace is the whole mesh over the whole run, so nothing is
+    # said; a trace of some PEs, some cycles or no PE slices says so instead of "no task".
+    sc = tl.get("scope")
+    check(sc == {"x0": 0, "y0": 0, "x1": data["mesh"]["width"], "y1": data["mesh"]["height"], "from": 0, "to": None, "pe_slices": True},
+          f"the page embeds the trace's scope: {sc}")
+    check(wd.js("return document.getElementById('tl-untraced')") is None, "a traced PE and interval get no 'not traced' hint")
+    part = {"x0": 1, "y0": 2, "x1": 3, "y1": 4, "from": 60, "to": 90, "pe_slices": True}
+    cases = [
+        (part, 0, 0, 50, 100, "PE (0, 0) was not traced (the trace's PEs: wse trace --pes 1,2,2,3)."),
+        (part, 1, 2, 0, 50, "Cycles 0–50 lie outside the traced window (wse trace --from 60 --to 90)."),
+        (part, 1, 2, 50, 100, "Only cycles 60–90 of this interval were traced (wse trace --from/--to)."),
+        (part, 2, 3, 60, 90, ""),
+        (dict(part, pe_slices=False), 1, 2, 60, 90,
+         "The trace holds no PE slices (wse trace --detail counters): this PE's tasks and ops were not recorded."),
+        (None, 0, 0, 0, 50, ""),
+    ]
+    for scope, x, y, a, b, want in cases:
+        got = wd.js("return window.wseViz.untraced(arguments[0], arguments[1], arguments[2], arguments[3], arguments[4])", scope, x, y, a, b)
+        check(got == want, f"untraced({x},{y}, {a}-{b}) says: {got!r}")
 
 
 def check(cond, what):

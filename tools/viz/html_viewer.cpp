@@ -273,6 +273,19 @@ constexpr const char* kTail = R"HTML(</script>
     }
     return out;
   }
+  // Why a PE shows no bars where the trace left it out (its scope: wse trace --pes, --from/--to,
+  // --detail counters), so an untraced PE or interval is not taken for one that ran nothing.
+  function untraced(sc, x, y, s, e) {
+    if (!sc) return "";
+    if (!sc.pe_slices) return "The trace holds no PE slices (wse trace --detail counters): this PE's tasks and ops were not recorded.";
+    if (x < sc.x0 || x >= sc.x1 || y < sc.y0 || y >= sc.y1)
+      return `PE (${x}, ${y}) was not traced (the trace's PEs: wse trace --pes ${sc.x0},${sc.y0},${sc.x1 - 1},${sc.y1 - 1}).`;
+    const to = sc.to === null ? Infinity : sc.to;
+    if (e <= sc.from || s >= to)
+      return `Cycles ${s}–${e} lie outside the traced window (wse trace --from ${sc.from}${sc.to === null ? "" : " --to " + sc.to}).`;
+    if (s < sc.from || e > to) return `Only cycles ${Math.max(s, sc.from)}–${Math.min(e, to)} of this interval were traced (wse trace --from/--to).`;
+    return "";
+  }
   function updateTimeline() {
     const body = $("tl-body");
     if (!S.pinned) return;
@@ -284,7 +297,9 @@ constexpr const char* kTail = R"HTML(</script>
     let html = `<div id="tl-title" data-x="${x}" data-y="${y}">PE (${x}, ${y}) · cycles ${s}–${e}</div>`;
     if (T.truncated && e > T.complete_until) html += `<div class="hint">bars from cycle ${T.complete_until} on may be missing (budget)</div>`;
     html += `<canvas id="tl-canvas" width="${W}" height="${H}" style="height:${H}px"></canvas>`;
-    if (!bars.length) html += '<div class="hint">No task or DSD op in this interval.</div>';
+    const why = untraced(T.scope, x, y, s, e);
+    if (why) html += `<div class="hint" id="tl-untraced">${esc(why)}</div>`;
+    else if (!bars.length) html += '<div class="hint">No task or DSD op in this interval.</div>';
     let rows = "";
     bars.slice(0, 200).forEach((b) => {
       rows += `<tr class="tl-row"><td>${esc(b.name)}${b.count > 1 ? " ×" + b.count : ""}</td><td>${b.thread ? "ut" + (b.thread - 1) : "main"}</td>` +
@@ -425,7 +440,7 @@ constexpr const char* kTail = R"HTML(</script>
       const r = canvas.getBoundingClientRect(), g = linkGeom(i);
       return { mid: { x: r.left + g.mid.x, y: r.top + g.mid.y }, bp: { x: r.left + g.bp.x, y: r.top + g.bp.y }, width: g.width };
     },
-    linkColour, linkValues, intervalLength, timelineBars, backpressureColour: BP,
+    linkColour, linkValues, intervalLength, timelineBars, untraced, backpressureColour: BP,
     setMetric, setFrame, setColour, setLinks, pin,
   };
   setMetric(0); setFrame(0); drawLinkLegend(); resize();
@@ -550,8 +565,12 @@ nlohmann::json timeline_json(const PeTimelines& t) {
     }
     pes[std::to_string(xy.first) + "," + std::to_string(xy.second)] = std::move(th);
   }
+  json scope = nullptr;  // what the trace kept, when it says (tools/trace_sink.hpp, TraceScope)
+  if (t.scope)
+    scope = {{"x0", t.scope->x0}, {"y0", t.scope->y0}, {"x1", t.scope->x1}, {"y1", t.scope->y1}, {"from", t.scope->from},
+             {"to", t.scope->to == kNever ? json(nullptr) : json(t.scope->to)}, {"pe_slices", t.scope->pe_slices}};
   return {{"names", t.names}, {"pes", std::move(pes)}, {"truncated", t.truncated},
-          {"complete_until", t.truncated ? t.complete_until : 0}};
+          {"complete_until", t.truncated ? t.complete_until : 0}, {"scope", std::move(scope)}};
 }
 
 }  // namespace
