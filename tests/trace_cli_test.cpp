@@ -201,6 +201,23 @@ TEST(TraceCli, TheViewerKnowsWhichPesAndCyclesTheTraceKept) {
   EXPECT_EQ(counters["pe_slices"], false) << counters;
 }
 
+// A trace keeps every interval of its run: one far longer than its interval grew the recorder
+// until the kernel killed the process. Now it asks for the memory as it doubles, and stops with
+// the figure and what to change, exit 2, nothing written.
+TEST(TraceCli, ARecorderOutgrowingTheMemoryStopsTheTraceWithAClearError) {
+  const fs::path cfg = wse::test::write_file(dir() / "long_reduce.yaml",
+                                             "machine: wse2\nmesh: {width: 64, height: 1}\nkernel: reduce\nreduce: {algorithm: chain, elements: 4000}\n");
+  const fs::path out = wse::test::fresh_dir(dir() / "outgrown");
+  for (const char* threads : {"1", "2"}) {
+    Output o = wse("trace " + cfg.string() + " --threads " + threads + " --interval 1 --max-memory 2M --out " + out.string());
+    EXPECT_EQ(o.code, 2) << o.text;
+    EXPECT_NE(o.text.find("the activity recorder, to double its 2.00 MiB after "), std::string::npos) << o.text;
+    EXPECT_NE(o.text.find("(raise --interval: the recorder keeps every interval of the run"), std::string::npos) << o.text;
+    EXPECT_FALSE(fs::exists(out)) << "left " << out;
+  }
+  EXPECT_EQ(wse("trace " + cfg.string() + " --threads 1 --interval 100 --max-memory 2M --out " + out.string()).code, 0);
+}
+
 TEST(TraceCli, UnknownLayerPassOrRectIsAUsageError) {
   const std::string cfg = config().string(), out = (dir() / "bad").string();
   struct Case {

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/errors.hpp"
+#include "io/memory_limit.hpp"
 #include "io/output_file.hpp"
 #include "schemas/activity_dump_generated.h"
 
@@ -252,9 +253,24 @@ void ActivityRecorder::sample(Cycle boundary) {
   last_boundary_ = boundary;
   if (keep) f.ingress_wavelets = ingress_series_.back(), f.egress_wavelets = egress_series_.back();
 
+  check_growth(k);
+
   // Hand the traced PEs' slices over (or drop them), so the logs hold one interval at most.
   if (observer_) observer_->on_interval(*this, f, traced_);
   for (TracedPe& t : traced_) t.tasks.clear();
+}
+
+void ActivityRecorder::check_growth(size_t k) {
+  // What interval k added: each column's bytes and its vector, and the two series' entries.
+  uint64_t added = 2 * sizeof(uint64_t);
+  for (auto* cols : {&pe_cols_, &link_cols_, &colour_cols_, &lane_cols_})
+    for (const auto& c : *cols) added += c[k].capacity() + sizeof(std::vector<uint8_t>);
+  bytes_ += added;
+  if (bytes_ < next_check_) return;
+  check_memory(bytes_, "the activity recorder, to double its " + format_bytes(bytes_) + " after " + std::to_string(k + 1) +
+                           " intervals of " + std::to_string(interval_) + " cycles,",
+               " (raise --interval: the recorder keeps every interval of the run, whatever window the trace keeps)");
+  next_check_ = bytes_ * 2;
 }
 
 void ActivityRecorder::finish() {

@@ -117,6 +117,11 @@ class ActivityRecorder {
   std::vector<LinkPrev> lane_prev_;
   std::vector<uint32_t> last_active_;  // per stored tile: 1 + last interval with any activity (0 = none)
   uint64_t ingress_prev_ = 0, egress_prev_ = 0;
+  // The recorder's memory so far (its columns, about), and the figure at which it next asks the
+  // host for as much again: a trace of a run far longer than its interval grew until the kernel
+  // killed the process; now it stops with the figure and what to change (check_growth).
+  uint64_t bytes_ = 0, next_check_ = uint64_t(1) << 20;
+  void check_growth(size_t k);  // after interval k's sample
   std::vector<Cycle> starts_;
   // Encoded columns: [metric][interval] varints, per the kPe*/kLink*/kColour* indices in the .cpp.
   std::vector<std::vector<std::vector<uint8_t>>> pe_cols_, link_cols_, colour_cols_, lane_cols_;
