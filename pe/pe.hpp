@@ -152,11 +152,11 @@ class alignas(64) Pe {
   // only by the worker that steps this PE; no cost when null.
   std::vector<TaskCost>* task_log = nullptr;
 
-  // Wiring done by the wafer: the router's RAMP links and the colours they carry.
   // What a program asks of the machine, checked when it is placed: its local task IDs (shared
   // with data tasks' on WSE-2), start task, colours and microthreads. A kernel that loads a
   // program only when a pass runs checks it at placement with this too.
   static void check_program(const Program& program, const MachineSpec& spec, Coord coord);
+  // Wiring done by the wafer: the router's RAMP links and the colours they carry.
   void attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
               const std::vector<std::pair<Colour, uint8_t>>& tx_credits, const MachineSpec& spec);
   void step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec);
