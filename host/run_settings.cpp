@@ -30,7 +30,7 @@ std::string opt_text(const std::optional<SparsityInit>& v) { return v ? to_strin
 
 }  // namespace
 
-RunSettings run_settings(const TrainConfig& tc) {
+RunSettings run_settings(const TrainConfig& tc, MeshShape mesh) {
   const OptimizerConfig& o = tc.memoryx.optimizer;
   RunSettings s = {
       {"data.shuffle", tc.shuffle ? "true" : "false"},
@@ -39,6 +39,7 @@ RunSettings run_settings(const TrainConfig& tc) {
       {"training.precision", tc.mixed ? "mixed" : "fp32"},
       {"training.loss_scale", real(tc.loss_scale, true)},
       {"training.num_csx", std::to_string(tc.num_csx)},
+      {"mesh", std::to_string(mesh.width) + "x" + std::to_string(mesh.height)},
       {"optimizer.kind", o.kind},
       {"optimizer.lr", real(o.lr, true)},
       {"optimizer.weight_decay", real(o.weight_decay, true)},

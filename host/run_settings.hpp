@@ -1,7 +1,7 @@
 #pragma once
 // The settings that decide a training run's numbers beyond its weights: the data order (shuffle,
 // weights.seed), the optimizer, the precision and loss scale, the wafers the batch is split over
-// (which sets the order gradients are summed in), the weights' wire encoding and the sparsity.
+// and each wafer's mesh (which set the order gradients and partial sums are added in), the weights' wire encoding and the sparsity.
 // Every checkpoint records them, so that `--resume`, which finishes the run a checkpoint came
 // from, refuses a config that would train another run (a changed lr, say, gave exit 0 and other
 // weights). What does not change the numbers (where outputs go, logging, checkpoints, threads,
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/geometry.hpp"
 #include "host/train_config.hpp"
 
 namespace wse {
@@ -18,7 +19,8 @@ namespace wse {
 // Field name (as the config writes it) -> value, as text that reads back exactly.
 using RunSettings = std::map<std::string, std::string>;
 
-RunSettings run_settings(const TrainConfig& tc);
+// `mesh`: each wafer's, whose rows and columns set the order partial sums are added in.
+RunSettings run_settings(const TrainConfig& tc, MeshShape mesh);
 // The checkpoint metadata's text for them (a JSON object), and back (a UsageError naming `where`
 // when it is not one).
 std::string run_settings_text(const RunSettings& s);

@@ -234,7 +234,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     // The rest of what decides the run's numbers (host/run_settings.hpp): all the changes at once.
     if (auto it = ck.metadata().find(kRunSettings); it != ck.metadata().end()) {
       const std::vector<std::string> changes =
-          run_settings_changes(parse_run_settings(it->second, ck.where() + ": field '__metadata__." + kRunSettings + "'"), run_settings(tc));
+          run_settings_changes(parse_run_settings(it->second, ck.where() + ": field '__metadata__." + kRunSettings + "'"), run_settings(tc, cfg.mesh));
       if (!changes.empty()) {
         std::string list;
         for (const std::string& c : changes) list += "\n  " + c;
@@ -392,7 +392,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   trainer.memoryx().set_run_metadata({{kRunEndStep, std::to_string(end)},
                                       {kRunBatchSize, std::to_string(tc.batch_size)},
                                       {kRunTrainSamples, std::to_string(train.count)},
-                                      {kRunSettings, run_settings_text(run_settings(tc))}});
+                                      {kRunSettings, run_settings_text(run_settings(tc, cfg.mesh))}});
   CheckpointDir ckpt{own_ckpt ? &*own_ckpt : ckpt_in_out ? &*out : nullptr, &*out, {}};
   if (resume.on)
     std::printf("  resuming the run of %s: steps %llu to %llu\n", modes.resume.c_str(), (unsigned long long)first + 1,

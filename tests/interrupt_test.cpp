@@ -215,10 +215,11 @@ TEST(Interrupt, ResumeRefusesWhatItCannotFinish) {
   std::string changed = kConfig;
   changed.replace(changed.find("lr: 0.01"), 8, "lr: 0.5");
   changed += "weights: {seed: 4}\n";
+  changed.replace(changed.find("mesh: {width: 4, height: 2}"), 27, "mesh: {width: 2, height: 2}");  // the sums' order
   Output lr = wse("run " + wse::test::write_file(dir() / "lr.yaml", changed).string() + " --resume " +
                   (cut / "checkpoints" / "step_2.safetensors").string() + " --out " + wse::test::fresh_dir(dir() / "x3").string());
   EXPECT_EQ(lr.code, 2) << lr.text;
-  EXPECT_NE(lr.text.find("but this config changes:\n  field 'optimizer.lr': 0.5, but the run had 0.01\n  field 'weights.seed': 4, but the run had 1\n"),
+  EXPECT_NE(lr.text.find("but this config changes:\n  field 'mesh': 2x2, but the run had 4x2\n  field 'optimizer.lr': 0.5, but the run had 0.01\n  field 'weights.seed': 4, but the run had 1\n"),
             std::string::npos) << lr.text;
   EXPECT_NE(lr.text.find("set training.resume_from in the config instead"), std::string::npos) << lr.text;
   // --overwrite of the directory the checkpoint is in would delete it first: refused.

@@ -211,7 +211,7 @@ TEST(TraceCli, ARecorderOutgrowingTheMemoryStopsTheTraceWithAClearError) {
   for (const char* threads : {"1", "2"}) {
     Output o = wse("trace " + cfg.string() + " --threads " + threads + " --interval 1 --max-memory 2M --out " + out.string());
     EXPECT_EQ(o.code, 2) << o.text;
-    EXPECT_NE(o.text.find("the activity recorder, to double its 2.00 MiB after "), std::string::npos) << o.text;
+    EXPECT_NE(o.text.find("the activity recorder (2.00 MiB after "), std::string::npos) << o.text;
     EXPECT_NE(o.text.find("(raise --interval: the recorder keeps every interval of the run"), std::string::npos) << o.text;
     EXPECT_FALSE(fs::exists(out)) << "left " << out;
   }

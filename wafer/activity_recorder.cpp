@@ -267,8 +267,8 @@ void ActivityRecorder::check_growth(size_t k) {
     for (const auto& c : *cols) added += c[k].capacity() + sizeof(std::vector<uint8_t>);
   bytes_ += added;
   if (bytes_ < next_check_) return;
-  check_memory(bytes_, "the activity recorder, to double its " + format_bytes(bytes_) + " after " + std::to_string(k + 1) +
-                           " intervals of " + std::to_string(interval_) + " cycles,",
+  check_memory(bytes_, "the activity recorder (" + format_bytes(bytes_) + " after " + std::to_string(k + 1) + " intervals of " +
+                           std::to_string(interval_) + " cycles), to grow by as much again,",
                " (raise --interval: the recorder keeps every interval of the run, whatever window the trace keeps)");
   next_check_ = bytes_ * 2;
 }
