@@ -164,15 +164,18 @@ struct LayerTraceObserver : KernelObserver {
 
   LayerTraceObserver(const RunConfig& c, const TraceOptions& o, OutputDir& d, size_t l, bool b)
       : cfg(c), opt(o), out(d), layer(l), backward(b) {}
+  // Every wafer calls these, from the cluster's pool threads when wafers step at once: the other
+  // wafers leave before reading anything the traced one writes (`done` was read by wafer 1 while
+  // wafer 0 wrote it, a ThreadSanitizer race with no visible effect).
   RunHooks before_run(uint32_t w, size_t l, bool b, Wafer& wafer) override {
-    if (done || w != 0 || l != layer || b != backward) return {};
+    if (w != 0 || done || l != layer || b != backward) return {};
     wafer.reset_counters();
     rec = std::make_unique<ActivityRecorder>(wafer, ActivityMeta{Cluster::layer_name(l), opt.pass}, opt.interval);
     trace.start(opt, out, *rec);
     return rec->hooks(opt.progress);
   }
   void after_run(uint32_t w, size_t l, bool b, Wafer& wafer, const WaferRun& run) override {
-    if (done || w != 0 || l != layer || b != backward) return;
+    if (w != 0 || done || l != layer || b != backward) return;
     result.report = make_report(cfg, wafer, run, {});
     result.congestion = congestion_profile(wafer, run.cycles, opt.top_n);
     result.sram = sram_profile(wafer);

@@ -68,7 +68,9 @@ struct FcPassResult {
 };
 
 // Looks at chosen passes (e.g. to record an activity dump): before_run returns the hooks for that
-// run ({} to leave it alone).
+// run ({} to leave it alone). One observer may watch every wafer of a cluster, whose wafers step
+// at once on the cluster's threads: calls for different wafers may come concurrently, and a
+// call's wafer is its own thread's to touch.
 struct KernelObserver {
   virtual ~KernelObserver() = default;
   virtual RunHooks before_run(uint32_t wafer, size_t layer, bool backward, Wafer& w) = 0;
