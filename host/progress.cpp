@@ -1,10 +1,19 @@
 #include "host/progress.hpp"
 
+#include <cmath>
+
 #include <unistd.h>
 
 #include <cstdio>
 
 namespace wse {
+
+std::string loss_text(double loss) {
+  if (!std::isfinite(loss)) return "not finite";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4f", loss);
+  return buf;
+}
 
 Progress::Progress(uint64_t total_steps, uint32_t batch)
     : total_(total_steps), batch_(batch), tty_(isatty(fileno(stderr)) != 0), start_(std::chrono::steady_clock::now()) {}
@@ -31,8 +40,8 @@ void Progress::step(uint64_t done, double loss, uint64_t epoch) {
   char bar[kWidth + 1];
   for (int i = 0; i < kWidth; ++i) bar[i] = i < filled ? '#' : '.';
   bar[kWidth] = 0;
-  std::fprintf(stderr, "\r  [%s] step %llu/%llu  epoch %llu  loss %.4f  %.0f images/s  ETA %s   ", bar, (unsigned long long)done,
-               (unsigned long long)total_, (unsigned long long)epoch, loss, secs > 0 ? double(done) * batch_ / secs : 0.0, eta(done).c_str());
+  std::fprintf(stderr, "\r  [%s] step %llu/%llu  epoch %llu  loss %s  %.0f images/s  ETA %s   ", bar, (unsigned long long)done,
+               (unsigned long long)total_, (unsigned long long)epoch, loss_text(loss).c_str(), secs > 0 ? double(done) * batch_ / secs : 0.0, eta(done).c_str());
   std::fflush(stderr);
   shown_ = true;
 }

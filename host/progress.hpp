@@ -9,6 +9,9 @@
 
 namespace wse {
 
+// A loss as the log prints it: four decimals, or "not finite" (printf's "-nan" read as a number).
+std::string loss_text(double loss);
+
 class Progress {
  public:
   Progress(uint64_t total_steps, uint32_t batch);

@@ -465,8 +465,8 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
                                    : detailed_steps.empty() ? (tc.detail.mode == DetailPolicy::Mode::None ? "functional (training.detail: none)"
                                                                                                            : "functional, no cycle-level step yet")
                                                             : std::to_string(r.cycles) + " cycles/step projected";
-        std::printf("  step %5llu  epoch %llu  loss %.4f  (%.0f images/s, ETA %s, %s)\n", (unsigned long long)done,
-                    (unsigned long long)(s / steps_per_epoch + 1), window_loss / window, double(done - first) * tc.batch_size / secs,
+        std::printf("  step %5llu  epoch %llu  loss %s  (%.0f images/s, ETA %s, %s)\n", (unsigned long long)done,
+                    (unsigned long long)(s / steps_per_epoch + 1), loss_text(window_loss / window).c_str(), double(done - first) * tc.batch_size / secs,
                     progress.eta(done - first).c_str(), cycles.c_str());
         std::fflush(stdout);
         window_loss = 0, window = 0;
@@ -484,8 +484,8 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
                                     {"test_samples", sc},
                                     {"correct", co}});
           progress.clear();
-          std::printf("  epoch %llu: test accuracy %.2f%% on %u samples (loss %.4f)\n", (unsigned long long)(done / steps_per_epoch),
-                      100.0 * co / sc, sc, lo);
+          std::printf("  epoch %llu: test accuracy %.2f%% on %u samples (loss %s)\n", (unsigned long long)(done / steps_per_epoch),
+                      100.0 * co / sc, sc, loss_text(lo).c_str());
           std::fflush(stdout);
         }
       }
@@ -536,8 +536,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   if (const uint64_t skipped = trainer.skipped_updates())
     std::printf("  note: MemoryX skipped %llu layer update(s) whose summed gradient was not finite (report: skipped_updates)\n",
                 (unsigned long long)skipped);
-  if (scored && std::isfinite(test_loss)) std::printf("  test accuracy %.2f%% on %u samples (loss %.4f)\n", 100 * accuracy, scored, test_loss);
-  else if (scored) std::printf("  test accuracy %.2f%% on %u samples (loss not finite)\n", 100 * accuracy, scored);
+  if (scored) std::printf("  test accuracy %.2f%% on %u samples (loss %s)\n", 100 * accuracy, scored, loss_text(test_loss).c_str());
 
   nlohmann::json j;
   j["config"] = cfg.source.string();
@@ -639,21 +638,32 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   j["checkpoint"] = last_checkpoint.string();
   // The curves as pictures: loss per step (and its moving mean), test accuracy per epoch.
   if (steps_done > 1) {
+    // A step whose loss is not finite (a diverged run) is a gap in both curves, the axis still
+    // runs over every step, and the legend counts them: the picture had stopped at the last finite
+    // step, as if the run had. The mean is over the window's finite losses.
     viz::PlotSeries raw{"loss", {}, {}, {170, 200, 235}}, mean{"mean of 50", {}, {}, {20, 80, 160}};
     double window_sum = 0;
+    size_t window_finite = 0, not_finite = 0;
+    auto finite_at = [&](size_t i) { const double v = losses[i].get<double>(); return std::isfinite(v) ? v : NAN; };
     for (size_t i = 0; i < losses.size(); ++i) {
-      const double v = losses[i].get<double>();
+      const double v = finite_at(i);
       raw.x.push_back(double(first + i + 1)), raw.y.push_back(v);
-      window_sum += v;
-      if (i >= 50) window_sum -= losses[i - 50].get<double>();
-      mean.x.push_back(double(first + i + 1)), mean.y.push_back(window_sum / double(std::min<size_t>(i + 1, 50)));
+      if (std::isfinite(v)) window_sum += v, ++window_finite;
+      else ++not_finite;
+      if (i >= 50 && std::isfinite(finite_at(i - 50))) window_sum -= finite_at(i - 50), --window_finite;
+      mean.x.push_back(double(first + i + 1)), mean.y.push_back(std::isfinite(v) && window_finite ? window_sum / double(window_finite) : NAN);
     }
-    viz::write_line_plot(out->entry("loss.png"), {"training loss, " + cfg.source.filename().string(), "step", "loss", {raw, mean}});
+    if (not_finite) raw.name += " (" + std::to_string(not_finite) + " of " + std::to_string(losses.size()) + " steps not finite: gaps)";
+    viz::LinePlot plot{"training loss, " + cfg.source.filename().string(), "step", "loss", {raw, mean}};
+    plot.x_whole = true;
+    viz::write_line_plot(out->entry("loss.png"), plot);
     j["plots"]["loss"] = "loss.png";
     if (epoch_accuracy.size() > 1) {
       viz::PlotSeries acc{"test accuracy", {}, {}, {200, 60, 40}, true};
       for (const auto& e : epoch_accuracy) acc.x.push_back(e["epoch"].get<double>()), acc.y.push_back(e["test_accuracy"].get<double>());
-      viz::write_line_plot(out->entry("accuracy.png"), {"test accuracy per epoch, " + cfg.source.filename().string(), "epoch", "accuracy", {acc}});
+      viz::LinePlot plot{"test accuracy per epoch, " + cfg.source.filename().string(), "epoch", "accuracy", {acc}};
+      plot.x_whole = true;
+      viz::write_line_plot(out->entry("accuracy.png"), plot);
       j["plots"]["accuracy"] = "accuracy.png";
     }
   }

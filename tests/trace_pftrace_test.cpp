@@ -13,6 +13,8 @@
 #include "pe_test_support.hpp"
 #include "tools/pftrace_reader.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace wse {
 namespace {
 
@@ -336,6 +338,29 @@ TEST(TracePftrace, FlowFollowsAColoursRouteToTheReceivingTasks) {
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("PE (1,0) sends nothing on colour 2"), std::string::npos) << e.what();
   }
+}
+
+// A slice track at the top (the cluster trace's critical path) was an unnamed "Process 1" with
+// an empty thread name in the JSON trace, where the native trace names it.
+TEST(TracePftrace, AJsonTraceNamesATopLevelSliceTrack) {
+  const std::filesystem::path file = test::scratch_file("top_level.json");
+  {
+    JsonTraceWriter w(file);
+    w.begin({"wse2", "step 1", "cluster", "4x2", 0, 0, 2});
+    const TrackId path = w.slice_track(0, "critical path (40 cycles)", 0);
+    const TraceArg args[] = {{"cycles", 40, {}}};
+    w.slice(path, 0, 40, "wafer 0: fc1 fwd", args, {}, {});
+    w.finish();
+  }
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(file));
+  int named = 0;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "M" && (e["name"] == "process_name" || e["name"] == "thread_name")) {
+      EXPECT_EQ(e["args"]["name"], "critical path (40 cycles)") << e;
+      ++named;
+    }
+  EXPECT_EQ(named, 2);
+  EXPECT_EQ(j["otherData"]["description"], "wse trace of step 1 across the cluster's actors: 2 wafer(s), each a 4x2 wse2 mesh, from wafer cycle 0");
 }
 
 TEST(TracePftrace, ReaderRejectsCorruptTracesWithTheFileName) {

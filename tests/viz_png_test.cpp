@@ -1,6 +1,8 @@
 // PNG heatmaps: they decode with libpng to the size drawn, each PE's cell has the colour the scale
 // gives its value, and the legend, axes and title are there.
 #include <gtest/gtest.h>
+
+#include <cmath>
 #include <png.h>
 
 #include <filesystem>
@@ -70,6 +72,37 @@ TEST(VizLinePlot, DrawsEachSeriesWhereItsPointsAre) {
   EXPECT_FALSE(red_near(360, 230)); // bottom right too
   s.y.pop_back();
   EXPECT_THROW(render_line_plot({"t", "x", "y", {s}}), std::invalid_argument);
+}
+
+// A diverged run's loss curve: points whose y is not finite are gaps, not joined across, and the
+// x axis still runs over every point (the plot had stopped at the last finite step, as if the run
+// had); x_whole puts ticks on whole steps only (a 2-step run was labelled 1.20, 1.40, ...).
+TEST(VizLinePlot, PointsThatAreNotFiniteAreGapsOnAnAxisOverEveryPoint) {
+  using namespace wse::viz;
+  const Rgb red{200, 30, 30};
+  const double nan = std::nan("");
+  PlotSeries s{"loss", {0, 1, 2, 3, 4}, {0, 4, nan, nan, 4}, red};
+  const Image img = render_line_plot({"t", "x", "y", {s}, 400, 300});
+  auto red_near = [&](int cx, int cy) {
+    for (int y = cy - 3; y <= cy + 3; ++y)
+      for (int x = cx - 3; x <= cx + 3; ++x)
+        if (img.at(uint32_t(x), uint32_t(y)) == red) return true;
+    return false;
+  };
+  EXPECT_TRUE(red_near(80, 244));    // (0, 0)
+  EXPECT_TRUE(red_near(155, 44));    // (1, 4): x runs to 4, so x = 1 is a quarter across
+  EXPECT_FALSE(red_near(230, 44));   // (2, .): a gap, not a line from (1, 4) to (4, 4)
+  EXPECT_FALSE(red_near(305, 44));   // (3, .)
+  LinePlot two{"t", "step", "loss", {PlotSeries{"loss", {1, 2}, {2.3, 2.1}, red}}, 400, 300};
+  // Ticks: at 1.2, 1.4, ... a label column sits every 60 pixels; on whole steps only at both ends.
+  auto grid_columns = [](const Image& im) {
+    int n = 0;
+    for (uint32_t x = 81; x < 380; ++x) n += im.at(x, 100) == (Rgb{225, 225, 225});
+    return n;
+  };
+  EXPECT_GT(grid_columns(render_line_plot(two)), 2);
+  two.x_whole = true;
+  EXPECT_EQ(grid_columns(render_line_plot(two)), 0);
 }
 
 TEST(VizColourScale, EndsAndInterpolation) {

@@ -63,10 +63,17 @@ TrackId JsonTraceWriter::group(TrackId parent, std::string_view name, int rank) 
   return id;
 }
 
-TrackId JsonTraceWriter::slice_track(TrackId parent, std::string_view name, int) {
+TrackId JsonTraceWriter::slice_track(TrackId parent, std::string_view name, int rank) {
   const TrackId id = add(parent, name);
   Track& t = tracks_.back();
   t.tid = next_tid_++;
+  if (!parent) {
+    // A track of its own at the top (the cluster trace's critical path): a process named for it,
+    // as the native trace names the track (its thread was an unnamed "Process N").
+    t.name = std::string(name);
+    event(json_text(nlohmann::json{{"name", "process_name"}, {"ph", "M"}, {"pid", t.pid}, {"args", {{"name", name}}}}));
+    event(json_text(nlohmann::json{{"name", "process_sort_index"}, {"ph", "M"}, {"pid", t.pid}, {"args", {{"sort_index", rank}}}}));
+  }
   event(json_text(nlohmann::json{{"name", "thread_name"}, {"ph", "M"}, {"pid", t.pid}, {"tid", t.tid}, {"args", {{"name", t.name}}}}));
   event(json_text(nlohmann::json{{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", t.pid}, {"tid", t.tid}, {"args", {{"sort_index", t.tid}}}}));
   return id;
@@ -75,6 +82,7 @@ TrackId JsonTraceWriter::slice_track(TrackId parent, std::string_view name, int)
 TrackId JsonTraceWriter::counter_track(TrackId parent, std::string_view name, CounterUnit unit, int) {
   const TrackId id = add(parent, name);
   Track& t = tracks_.back();
+  if (!parent) t.name = std::string(name);
   t.label = unit == CounterUnit::Bytes ? "bytes" : unit == CounterUnit::Ratio ? "ratio" : "value";
   return id;
 }

@@ -45,14 +45,16 @@ Image render_line_plot(const LinePlot& plot) {
   for (const PlotSeries& s : plot.series) {
     if (s.x.size() != s.y.size()) throw std::invalid_argument("line plot '" + plot.title + "': series '" + s.name + "' has x and y of different lengths");
     for (size_t i = 0; i < s.x.size(); ++i) {
-      if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
-      x0 = std::min(x0, s.x[i]), x1 = std::max(x1, s.x[i]), y0 = std::min(y0, s.y[i]), y1 = std::max(y1, s.y[i]);
+      if (!std::isfinite(s.x[i])) continue;
+      x0 = std::min(x0, s.x[i]), x1 = std::max(x1, s.x[i]);
+      if (std::isfinite(s.y[i])) y0 = std::min(y0, s.y[i]), y1 = std::max(y1, s.y[i]);
     }
   }
-  if (!(x0 <= x1)) x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+  if (!(x0 <= x1)) x0 = 0, x1 = 1;
+  if (!(y0 <= y1)) y0 = 0, y1 = 1;
   if (x1 == x0) x0 -= 0.5, x1 += 0.5;
   if (y1 == y0) y0 -= 0.5, y1 += 0.5;
-  const double ys = tick_step(y0, y1, 5), xs = tick_step(x0, x1, 8);
+  const double ys = tick_step(y0, y1, 5), xs = plot.x_whole ? std::max(1.0, tick_step(x0, x1, 8)) : tick_step(x0, x1, 8);
   y0 = std::floor(y0 / ys) * ys, y1 = std::ceil(y1 / ys) * ys;
   auto px = [&](double x) { return int64_t(std::lround(left + (x - x0) / (x1 - x0) * w)); };
   auto py = [&](double y) { return int64_t(std::lround(top + h - (y - y0) / (y1 - y0) * h)); };
@@ -77,7 +79,10 @@ Image render_line_plot(const LinePlot& plot) {
   for (const PlotSeries& s : plot.series) {
     int64_t lx = -1, ly = -1;
     for (size_t i = 0; i < s.x.size(); ++i) {
-      if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
+      if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) {
+        lx = -1;  // a gap: the line does not join across it
+        continue;
+      }
       const int64_t qx = px(s.x[i]), qy = py(s.y[i]);
       if (lx >= 0) line(img, lx, ly, qx, qy, s.colour);
       if (s.markers) img.fill_rect(qx - 2, qy - 2, 5, 5, s.colour);

@@ -1,7 +1,8 @@
 #pragma once
 // A line chart as a PNG, drawn with the project's own raster and font (tools/viz/image.hpp,
 // font.hpp): a title, axes with labelled ticks at round values, light grid lines, one polyline
-// per series and a legend. For training curves (loss per step, accuracy per epoch).
+// per series and a legend. For training curves (loss per step, accuracy per epoch). A point whose
+// y is not finite is a gap in its line, its x still on the axis.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@ struct LinePlot {
   std::string title, x_label, y_label;
   std::vector<PlotSeries> series;
   uint32_t width = 800, height = 480;
+  bool x_whole = false;  // x counts whole things (steps, epochs): ticks 1 or more apart
 };
 
 // Draws the chart. Throws std::invalid_argument when a series' x and y differ in length.
