@@ -66,13 +66,14 @@ struct CounterFilter {
   // elsewhere, or none), and a position past the period names nothing: each is a RouteError, where
   // the arithmetic below would wrap into a filter passing every wavelet (or divide by zero).
   static CounterFilter window(uint32_t first, uint32_t words, uint32_t period) {
-    const std::string call = "CounterFilter::window(first " + std::to_string(first) + ", words " + std::to_string(words) +
-                             ", period " + std::to_string(period) + "): ";
-    if (period == 0) throw RouteError(call + "the period must be at least 1 wavelet");
-    if (first >= period) throw RouteError(call + "first must lie inside the period (0 to " + std::to_string(period - 1) + ")");
-    if (words == 0) throw RouteError(call + "a window of no wavelets (route the colour elsewhere, or not to this PE)");
-    if (words >= period)
-      throw RouteError(call + "a window of " + (words == period ? "every wavelet: leave the filter out" : "more wavelets than the period"));
+    auto refuse = [&](const std::string& why) {
+      throw RouteError("CounterFilter::window(first " + std::to_string(first) + ", words " + std::to_string(words) + ", period " +
+                       std::to_string(period) + "): " + why);
+    };
+    if (period == 0) refuse("the period must be at least 1 wavelet");
+    if (first >= period) refuse("first must lie inside the period (0 to " + std::to_string(period - 1) + ")");
+    if (words == 0) refuse("a window of no wavelets (route the colour elsewhere, or not to this PE)");
+    if (words >= period) refuse(std::string("a window of ") + (words == period ? "every wavelet: leave the filter out" : "more wavelets than the period"));
     return {(period - first) % period, period - 1, words - 1};
   }
 };

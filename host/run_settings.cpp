@@ -80,11 +80,12 @@ RunSettings parse_run_settings(const std::string& text, const std::string& where
 
 std::vector<std::string> run_settings_changes(const RunSettings& recorded, const RunSettings& now) {
   std::vector<std::string> out;
-  // A sparsity block added or removed shows as "sparsity" on one side and its fields on the other.
-  const bool was_sparse = !recorded.count("sparsity"), is_sparse = !now.count("sparsity");
-  if (recorded.count("sparsity") || recorded.count("sparsity.sparsity"))
-    if (was_sparse != is_sparse)
-      out.push_back(std::string("block 'sparsity': ") + (is_sparse ? "given" : "absent") + ", but the run was " + (was_sparse ? "sparse" : "dense"));
+  // A dense run records "sparsity": "none", a sparse one its block's fields: a block added or
+  // removed shows as that key on one side only.
+  const bool was_dense = recorded.count("sparsity") > 0, is_dense = now.count("sparsity") > 0;
+  const bool recorded_sparsity = was_dense || recorded.count("sparsity.sparsity") > 0;  // not a checkpoint of an older version
+  if (recorded_sparsity && was_dense != is_dense)
+    out.push_back(std::string("block 'sparsity': ") + (is_dense ? "absent" : "given") + ", but the run was " + (was_dense ? "dense" : "sparse"));
   for (const auto& [k, v] : recorded) {
     auto it = now.find(k);
     if (it == now.end() || it->second == v) continue;

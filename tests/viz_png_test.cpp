@@ -50,6 +50,14 @@ fs::path scratch(const std::string& name) {
   return p;
 }
 
+// Whether `colour` is drawn within 3 pixels of (cx, cy).
+bool colour_near(const wse::viz::Image& img, wse::viz::Rgb colour, int cx, int cy) {
+  for (int y = cy - 3; y <= cy + 3; ++y)
+    for (int x = cx - 3; x <= cx + 3; ++x)
+      if (img.at(uint32_t(x), uint32_t(y)) == colour) return true;
+  return false;
+}
+
 // A training curve: the series' colour lands where its points are (a rising line: low at the
 // left of the plot area, high at the right), the legend names it, and a series whose x and y
 // differ in length is refused.
@@ -59,12 +67,7 @@ TEST(VizLinePlot, DrawsEachSeriesWhereItsPointsAre) {
   PlotSeries s{"rising", {0, 1, 2, 3, 4}, {0, 1, 2, 3, 4}, red, true};
   const Image img = render_line_plot({"t", "x", "y", {s}, 400, 300});
   // Plot area: left 80, right 20, top 44, bottom 56 -> x 80..380, y 44..244.
-  auto red_near = [&](int cx, int cy) {
-    for (int y = cy - 3; y <= cy + 3; ++y)
-      for (int x = cx - 3; x <= cx + 3; ++x)
-        if (img.at(uint32_t(x), uint32_t(y)) == red) return true;
-    return false;
-  };
+  auto red_near = [&](int cx, int cy) { return colour_near(img, red, cx, cy); };
   EXPECT_TRUE(red_near(80, 244));   // (0, 0): bottom left
   EXPECT_TRUE(red_near(380, 44));   // (4, 4): top right
   EXPECT_TRUE(red_near(230, 144));  // (2, 2): the middle
@@ -83,12 +86,7 @@ TEST(VizLinePlot, PointsThatAreNotFiniteAreGapsOnAnAxisOverEveryPoint) {
   const double nan = std::nan("");
   PlotSeries s{"loss", {0, 1, 2, 3, 4}, {0, 4, nan, nan, 4}, red};
   const Image img = render_line_plot({"t", "x", "y", {s}, 400, 300});
-  auto red_near = [&](int cx, int cy) {
-    for (int y = cy - 3; y <= cy + 3; ++y)
-      for (int x = cx - 3; x <= cx + 3; ++x)
-        if (img.at(uint32_t(x), uint32_t(y)) == red) return true;
-    return false;
-  };
+  auto red_near = [&](int cx, int cy) { return colour_near(img, red, cx, cy); };
   EXPECT_TRUE(red_near(80, 244));    // (0, 0)
   EXPECT_TRUE(red_near(155, 44));    // (1, 4): x runs to 4, so x = 1 is a quarter across
   EXPECT_FALSE(red_near(230, 44));   // (2, .): a gap, not a line from (1, 4) to (4, 4)
