@@ -13,9 +13,10 @@
 // - `.advance_switch` on an output DSD marks its last data wavelet: the sender's own router
 //   advances once it has forwarded that wavelet (the wavelet travels on as plain data).
 // - A counter filter decides which data wavelets of a colour a router hands to its PE: the counter
-//   starts at init_counter, counts every data wavelet, wraps to zero after limit1, and the
-//   wavelet goes to the RAMP iff the counter is at most max_counter. Control wavelets are not
-//   counted and not filtered.
+//   starts at init_counter, counts every data wavelet the colour's route (in its current switch
+//   position) sends toward the RAMP, wraps to zero after limit1, and the wavelet goes to the RAMP
+//   iff the counter is at most max_counter. Wavelets of a position without the RAMP, and control
+//   wavelets, are not counted and not filtered.
 #include <array>
 #include <cstdint>
 #include <string>

@@ -63,9 +63,10 @@ using ProgressFn = std::function<void(Cycle now)>;
 
 struct RunHooks {
   ProgressFn progress;
-  // When sample_interval > 0, `sample(b)` is called for every boundary b = k * sample_interval
-  // once every cycle before b has run and none after it, with all workers paused: it may read
-  // any tile's state.
+  // When sample_interval > 0, `sample(b)` is called for every boundary b = start + k *
+  // sample_interval up to the last cycle with a step, once every cycle before b has run and none
+  // after it, with all workers paused: it may read any tile's state. (The boundaries after it, up
+  // to the run's end, are the caller's: Wafer::run samples them.)
   Cycle sample_interval = 0;
   std::function<void(Cycle boundary)> sample;
   // Tests: with several workers, step every run-ahead level each cycle, whether or not the other

@@ -7,6 +7,7 @@
 #include "io/input_file.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -482,16 +483,26 @@ MachineSpec load_machine(const std::string& name_or_path) {
   std::error_code ec;  // a name the OS cannot even look up (too long, say) is just not a preset
   if (!std::filesystem::exists(path, ec))
   {
+    // A link loop, or a folder on the way that may not be searched: there, but not readable.
+    if (ec && ec.value() != ENOENT && ec.value() != ENOTDIR && ec.value() != ENAMETOOLONG)
+      throw ConfigError("machine preset '" + name_or_path + "': cannot look up " + path.string() + ": " + ec.message());
     // The presets that are there, and where they were looked for (WSE_MACHINES_DIR moves it).
     std::vector<std::string> names;
-    for (std::filesystem::directory_iterator it(machines_dir(), ec), end; !ec && it != end; it.increment(ec))
-      if (it->path().extension() == ".yaml") names.push_back(it->path().stem().string());
+    for (std::filesystem::directory_iterator it(machines_dir(), ec), end; !ec && it != end; it.increment(ec)) {
+      std::error_code there;
+      if (it->path().extension() == ".yaml" && it->exists(there)) names.push_back(it->path().stem().string());
+    }
     std::sort(names.begin(), names.end());
     std::string list;
     for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    if (list.empty()) {  // none: say why, when the folder itself is the trouble
+      std::error_code dec;
+      const auto dst = std::filesystem::status(machines_dir(), dec);
+      list = !std::filesystem::exists(dst) ? "none (no such folder)" : !std::filesystem::is_directory(dst) ? "none (not a folder)" : "none";
+    }
     throw ConfigError("machine preset '" + name_or_path + "' not found (looked for " + path.string() + "; presets in " +
                       machines_dir().string() + (std::getenv("WSE_MACHINES_DIR") && *std::getenv("WSE_MACHINES_DIR") ? ", from WSE_MACHINES_DIR" : "") + ": " +
-                      (list.empty() ? std::string("none") : list) + ")");
+                      list + ")");
   }
   const std::string where = "machine preset " + path.string();
   return naming(where, [&] {

@@ -19,6 +19,13 @@ constexpr uint32_t kMaxFeatures = 1u << 24;  // 4096 x 4096 pixels: far beyond a
 
 // The plain file when both are there (docs/config-reference.md, data.dir).
 std::filesystem::path find(const std::filesystem::path& dir, const std::string& name) {
+  {
+    // data.dir naming one of the files (a likely slip) is not a missing package.
+    std::error_code ec;
+    const auto st = std::filesystem::status(dir, ec);
+    if (std::filesystem::exists(st) && !std::filesystem::is_directory(st))
+      throw UsageError("data.dir " + dir.string() + ": not a folder (a file); name the folder that holds the IDX files (" + name + "[.gz])");
+  }
   for (const std::string& candidate : {name, name + ".gz"}) {
     std::error_code ec;
     const bool there = std::filesystem::exists(dir / candidate, ec);

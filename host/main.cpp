@@ -170,8 +170,9 @@ int main(int argc, char** argv) {
   std::string out_dir = "out";
   std::string max_memory;
   const char* overwrite_help =
-      "Replace the previous wse run in a non-empty output directory: removes exactly the files its DIR/.wse-run lists, "
-      "when this run writes its first file. Without it a non-empty output directory is refused";
+      "Replace the previous wse run in a non-empty output directory: this run's files replace those of the same name, and "
+      "once it has finished the rest of the files DIR/.wse-run lists go (a run that fails keeps what it did not replace). "
+      "Without it a non-empty output directory is refused";
   const char* memory_help =
       "Host memory this run may use, e.g. 8G or 512M (default: what the OS reports available, or less under ulimit -v). A run "
       "whose estimate is larger is refused before it allocates. The estimate is a lower bound (the mesh, the kernel's data, "

@@ -12,6 +12,8 @@ namespace wse {
 void check_regular_input(const std::filesystem::path& path, const std::string& where) {
   std::error_code ec;
   const auto st = std::filesystem::status(path, ec);
+  // A link loop, or a folder on the way that may not be searched, is not "not found".
+  if (ec && ec.value() != ENOENT && ec.value() != ENOTDIR) throw UsageError(where + ": cannot look it up: " + ec.message());
   if (!std::filesystem::exists(st)) throw UsageError(where + ": file not found");
   if (std::filesystem::is_directory(st)) throw UsageError(where + ": not a regular file (a directory); name a file");
   if (!std::filesystem::is_regular_file(st)) throw UsageError(where + ": not a regular file (a device, pipe or socket)");

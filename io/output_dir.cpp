@@ -41,8 +41,10 @@ std::string list(const std::vector<std::string>& names, size_t max = 4) {
 std::vector<std::string> contents(const fs::path& dir, const std::string& what) {
   std::vector<std::string> names;
   std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    names.push_back(it->path().filename().string() + (it->is_directory() ? "/" : ""));
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code kind;  // a link loop in the folder is an entry like any other, not a folder
+    names.push_back(it->path().filename().string() + (it->is_directory(kind) ? "/" : ""));
+  }
   if (ec) throw_output_error(what, dir, "list it", ec.value());
   std::sort(names.begin(), names.end());
   return names;
@@ -160,6 +162,8 @@ OutputDir::OutputDir(fs::path dir, OutputDirOptions options) : dir_(std::move(di
   if (dir_.empty()) throw OutputError(what + ": an empty path is not a directory");
   std::error_code ec;
   const fs::file_status st = fs::status(dir_, ec);
+  if (ec && ec.value() != ENOENT && ec.value() != ENOTDIR)  // a link loop: not a link to nothing
+    throw OutputError(what + " " + dir_.string() + ": cannot look it up: " + ec.message() + "; name a directory for the output");
   if (fs::exists(st) && !fs::is_directory(st))
     throw OutputError(what + " " + dir_.string() + ": exists and is not a directory; name a directory for the output");
   if (!fs::exists(st) && fs::is_symlink(fs::symlink_status(dir_, ec)))
@@ -194,8 +198,39 @@ OutputDir::OutputDir(fs::path dir, OutputDirOptions options) : dir_(std::move(di
 }
 
 OutputDir::~OutputDir() {
-  if (!claimed_) remove_made_folders(created_);
+  if (!claimed_) {
+    remove_made_folders(created_);
+    return;
+  }
+  if (previous_.empty()) return;
+  if (std::uncaught_exceptions() > exceptions_) {
+    // The run failed: whatever of the earlier output it had not replaced stays, recorded.
+    std::vector<std::string> kept;
+    for (const std::string& line : previous_)
+      if (!recorded_now(line) && fs::exists(fs::symlink_status(dir_ / line))) kept.push_back(line);
+    if (!kept.empty())
+      std::fprintf(stderr, "wse: note: %s %s: this run stopped before it finished; what the previous run wrote there and this one "
+                   "did not replace is kept (%s), and %s lists both runs' files for the next --overwrite\n",
+                   opt_.flag.c_str(), dir_.string().c_str(), list(kept).c_str(), kMarker);
+    return;
+  }
+  try {
+    finish_overwrite();
+  } catch (const std::exception& e) {  // (a destructor: the run's own files are written; say what is left)
+    std::fprintf(stderr, "wse: note: %s\n", e.what());
+  }
 }
+
+namespace {
+
+// A file, a symlink, or an empty folder; gone already is fine, a folder with something in it stays.
+void remove_entry(const fs::path& p, const std::string& flag) {
+  std::error_code ec;
+  fs::remove(p, ec);
+  if (ec && ec != std::errc::directory_not_empty && ec.value() != EEXIST) throw_output_error(flag, p, "remove it (--overwrite)", ec.value());
+}
+
+}  // namespace
 
 void OutputDir::claim() {
   if (claimed_) return;
@@ -204,54 +239,85 @@ void OutputDir::claim() {
     entries_ = recorded(dir_);
     remove_stale_temporaries_of(dir_, entries_, opt_.flag);
   } else if (opt_.overwrite) {
-    const std::vector<std::string> previous = recorded(dir_);
-    auto remove = [&](const fs::path& p) {
-      std::error_code ec;
-      fs::remove(p, ec);  // a file, a symlink, or an empty folder; gone already is fine
-      if (ec && ec != std::errc::directory_not_empty && ec.value() != EEXIST) throw_output_error(opt_.flag, p, "remove it (--overwrite)", ec.value());
-    };
-    // The files first, those inside the run's folders too, then each folder if nothing else is in it.
-    remove_stale_temporaries_of(dir_, previous, opt_.flag);
-    for (const std::string& line : previous)
-      if (!fs::is_directory(fs::symlink_status(dir_ / line))) remove(dir_ / line);
-    std::vector<std::string> left;
-    for (const std::string& line : previous)
-      if (fs::is_directory(fs::symlink_status(dir_ / line))) {
-        remove(dir_ / line);
-        if (fs::exists(fs::symlink_status(dir_ / line)))
-          for (const std::string& f : contents(dir_ / line, opt_.flag)) left.push_back(line + "/" + f);
-      }
-    for (const std::string& f : contents(dir_, opt_.flag))
-      if (f != kMarker && !live_temporary(f) &&
-          std::find(previous.begin(), previous.end(), f.substr(0, f.size() - (f.back() == '/'))) == previous.end())
-        left.push_back(f);
-    std::sort(left.begin(), left.end());
-    if (!left.empty())
-      std::fprintf(stderr, "wse: note: %s %s also holds %s, which its previous run did not write; left as is\n",
-                   opt_.flag.c_str(), dir_.string().c_str(), list(left).c_str());
+    // The previous run's files stay until this run has finished (~OutputDir); only the
+    // temporaries a killed process left of them go now.
+    previous_ = recorded(dir_);
+    remove_stale_temporaries_of(dir_, previous_, opt_.flag);
   }
   write_record();
+}
+
+bool OutputDir::recorded_now(const std::string& line) const {
+  return std::find(entries_.begin(), entries_.end(), line) != entries_.end();
+}
+
+bool OutputDir::previous_has(const std::string& line) const {
+  return std::find(previous_.begin(), previous_.end(), line) != previous_.end();
+}
+
+// The previous run's top-level entry `name` and, for a folder, the files it recorded in it.
+void OutputDir::remove_previous(const std::string& name) {
+  const std::string prefix = name + "/";
+  for (const std::string& line : previous_)
+    if (line.starts_with(prefix)) remove_entry(dir_ / line, opt_.flag);
+  remove_entry(dir_ / name, opt_.flag);
+  std::erase_if(previous_, [&](const std::string& line) { return line == name || line.starts_with(prefix); });
+  write_record();
+}
+
+// The run has finished: the previous run's entries it did not write again go, the files first
+// (those inside the run's folders too), then each folder if nothing else is in it; what neither
+// run wrote is named and left.
+void OutputDir::finish_overwrite() {
+  std::vector<std::string> gone = previous_, left;
+  std::erase_if(gone, [&](const std::string& line) { return recorded_now(line); });
+  for (const std::string& line : gone)
+    if (!fs::is_directory(fs::symlink_status(dir_ / line))) remove_entry(dir_ / line, opt_.flag);
+  for (const std::string& line : previous_)
+    if (line.find('/') == std::string::npos && fs::is_directory(fs::symlink_status(dir_ / line))) {
+      if (!recorded_now(line)) remove_entry(dir_ / line, opt_.flag);
+      if (fs::exists(fs::symlink_status(dir_ / line)))
+        for (const std::string& f : contents(dir_ / line, opt_.flag))
+          if (!recorded_now(line + "/" + f.substr(0, f.size() - (f.back() == '/')))) left.push_back(line + "/" + f);
+    }
+  for (const std::string& f : contents(dir_, opt_.flag)) {
+    const std::string name = f.substr(0, f.size() - (f.back() == '/'));
+    if (f != kMarker && !live_temporary(f) && !previous_has(name) && !recorded_now(name)) left.push_back(f);
+  }
+  previous_.clear();
+  write_record();
+  std::sort(left.begin(), left.end());
+  if (!left.empty())
+    std::fprintf(stderr, "wse: note: %s %s also holds %s, which its previous run did not write; left as is\n", opt_.flag.c_str(),
+                 dir_.string().c_str(), list(left).c_str());
 }
 
 void OutputDir::write_record() {
   std::string text = "# wse: what the run in this directory wrote; `--overwrite` removes exactly these entries.\n";
   if (!opt_.command.empty()) text += "# " + opt_.command + "\n";
   for (const std::string& e : entries_) text += e + "\n";
+  for (const std::string& e : previous_)  // the previous run's, until this run has finished
+    if (!recorded_now(e)) text += e + "\n";
   write_file_atomic(dir_ / kMarker, text, "output record");
 }
 
-fs::path OutputDir::entry(const std::string& name) {
+fs::path OutputDir::take(const std::string& name, bool folder) {
   if (!plain_name(name)) throw std::logic_error("OutputDir::entry: '" + name + "' is not a plain name");
   claim();
-  if (std::find(entries_.begin(), entries_.end(), name) == entries_.end()) {
+  // The previous run's entry of this name is replaced by this run's rename, unless it is of the
+  // other kind: no rename puts a file in a folder's place, and a folder cannot be made over a file.
+  if (previous_has(name) && fs::is_directory(fs::symlink_status(dir_ / name)) != folder) remove_previous(name);
+  if (!recorded_now(name)) {
     entries_.push_back(name);
     write_record();
   }
   return dir_ / name;
 }
 
+fs::path OutputDir::entry(const std::string& name) { return take(name, false); }
+
 fs::path OutputDir::subdir(const std::string& name) {
-  const fs::path p = entry(name);
+  const fs::path p = take(name, true);
   std::error_code ec;
   fs::create_directory(p, ec);
   if (ec) throw_output_error(opt_.flag, p, "create it", ec.value());

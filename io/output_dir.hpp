@@ -3,9 +3,13 @@
 // before any work so that a run never trains for an hour and then finds it cannot write. It keeps
 // runs apart: a directory that is not empty is refused, unless the user passes --overwrite and
 // the directory is one a previous wse run recorded (DIR/.wse-run lists what that run wrote, the
-// files inside its folders one by one); then exactly those files go, and a folder of that run only
-// if nothing else is left in it, and only when the new run writes its first file, so a run that
-// fails before writing anything leaves the earlier output untouched.
+// files inside its folders one by one). Then a file of the new run replaces the previous run's of
+// the same name by its rename, and only once the new run has finished do the previous run's other
+// files go (a folder of that run only if nothing else is left in it): a run that fails at any
+// point, a full disk while writing its report or a checkpoint included, leaves every file of the
+// earlier output it had not yet replaced, and the record lists both runs' files for the next
+// --overwrite.
+#include <exception>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -42,18 +46,22 @@ class OutputDir {
   // Creates DIR if missing and proves it writable; refuses a non-directory, an unwritable
   // directory, or a non-empty one the options do not allow. Throws OutputError (exit code 2).
   OutputDir(std::filesystem::path dir, OutputDirOptions options);
-  // A directory this made and nothing was ever written into is removed again.
+  // A directory this made and nothing was ever written into is removed again. With --overwrite,
+  // a run that ends without an exception in flight has finished: the previous run's files it did
+  // not replace go now. One that ends with an exception leaves them (and says so).
   ~OutputDir();
   OutputDir(const OutputDir&) = delete;
   OutputDir& operator=(const OutputDir&) = delete;
 
   const std::filesystem::path& path() const { return dir_; }
-  // The path of a top-level entry (file or folder) of this run, recorded in DIR/.wse-run. The
-  // first call claims the directory: with --overwrite, what the previous run recorded goes, with
-  // the temporaries (".NAME.tmp-PID-N") a killed process left of those entries; a continued run
-  // removes such leftovers of its own entries.
+  // The path of a top-level file of this run, recorded in DIR/.wse-run. The first call claims the
+  // directory: with --overwrite, the temporaries (".NAME.tmp-PID-N") a killed process left of the
+  // previous run's entries go (a continued run removes such leftovers of its own entries); the
+  // previous run's entries themselves stay until this run has finished (~OutputDir), but for one
+  // of this name that is a folder, which no file's rename could replace: it goes now.
   std::filesystem::path entry(const std::string& name);
-  // entry(name), created as a directory.
+  // A top-level folder of this run, created (entry(name) for a folder: a previous run's file of
+  // this name goes now).
   std::filesystem::path subdir(const std::string& name);
   // The path of file `name` inside this run's folder `folder` (made by subdir()), recorded as
   // "folder/name": --overwrite removes exactly the files a run recorded there, never a file the
@@ -68,7 +76,12 @@ class OutputDir {
   static std::vector<std::string> recorded(const std::filesystem::path& dir);
 
  private:
+  std::filesystem::path take(const std::string& name, bool folder);
   void claim();
+  bool recorded_now(const std::string& line) const;
+  bool previous_has(const std::string& line) const;
+  void remove_previous(const std::string& name);
+  void finish_overwrite();
   void write_record();
   void append_record(const std::string& line);
 
@@ -76,6 +89,10 @@ class OutputDir {
   OutputDirOptions opt_;
   std::vector<std::filesystem::path> created_;  // directories this made, outermost first
   std::vector<std::string> entries_;            // recorded ("name" or "folder/name"), in the order first written
+  // With --overwrite, what the previous run recorded and is still there: recorded beside this
+  // run's entries until this run finishes and they go.
+  std::vector<std::string> previous_;
+  int exceptions_ = std::uncaught_exceptions();  // in flight when this was made: more at its end is a failure
   bool claimed_ = false;
 };
 

@@ -119,7 +119,8 @@ inline void mem_write(uint8_t* sram, const Dsd& d, uint32_t i, ElemType t, float
       return;
     }
     // The SDK's table is for its 8 banks (the only count a machine preset may give): a stride of
-    // +-1 or half the banks apart mod the banks halves the width, a whole bank count serializes.
+    // +-1 or half the banks apart mod the banks limits the width to 2 (a quarter of WSE-3's 8 fp16
+    // lanes, half of the 4 of its fp32 ops), a whole bank count serializes.
     const auto banks = int32_t(spec.sram_banks);
     const int32_t m = ((d.stride % banks) + banks) % banks;
     if (m == 1 || m == banks - 1 || m == banks / 2) w = std::min<uint32_t>(w, 2);

@@ -30,8 +30,10 @@ class SwarmX {
   std::vector<SharedBuffer> broadcast(const SharedBuffer& buffer) const {
     return std::vector<SharedBuffer>(cfg_.wafers, buffer);
   }
-  // Cycles from MemoryX handing over `bytes` to the last byte reaching a wafer: the tree's
-  // latency plus the bytes at one link's bandwidth (the levels pipeline).
+  // Cycles from the tree's root taking `bytes` to the last byte reaching a wafer: the tree's
+  // latency plus the bytes at one link's bandwidth (the levels pipeline). MemoryX's own link to
+  // the root (memoryx_latency_cycles, memoryx_bytes_per_cycle) is not in it. A closed form for
+  // tests: a run's timing comes from the cluster's links (cluster/cluster.cpp), which add it.
   uint64_t broadcast_cycles(uint64_t bytes) const;
   uint64_t reduce_cycles(uint64_t bytes) const { return broadcast_cycles(bytes); }
 

@@ -172,6 +172,39 @@ void short_task(PeContext& ctx) {
   ctx.fmac(y, y, 0.0f, 150);
 }
 
+// Found by a source review of the engine: the engine stops once no tile is due, and with
+// hop_latency_cycles > 1 the run's end (its last egress arrival + 1) lies beyond that; the
+// boundaries in between were never sampled, so the dump's last interval ran longer than
+// interval_cycles and `wse viz` refused the dump `wse trace` had just written. Every boundary
+// start + k * interval before the end is sampled, then the end.
+TEST(ActivityDump, EveryBoundaryUpToTheRunsEndIsSampled) {
+  for (unsigned threads : {1u, 2u})
+    for (Cycle interval = 1; interval <= 15; ++interval) {
+      MachineSpec spec;
+      spec.io_bytes_per_cycle = 0, spec.hop_latency_cycles = 3;
+      Wafer wafer(spec, {3, 2});
+      Mesh& m = wafer.mesh();
+      for (uint32_t x = 0; x < 3; ++x) m.set_route({x, 0}, 0, Route::make(Dir::West, {Dir::East}));
+      IngressPort& in = m.add_ingress({0, 0}, Dir::West);
+      EgressPort& out = m.add_egress({2, 0}, Dir::East);
+      for (uint32_t k = 0; k < 4; ++k) in.enqueue(Wavelet{k, 0, 0});
+      wafer.finalize(threads);
+      wafer.idle_until(5);  // a run starting past 0: boundaries count from its start
+      std::vector<Cycle> seen;
+      RunHooks hooks;
+      hooks.sample_interval = interval;
+      hooks.sample = [&](Cycle b) { seen.push_back(b); };
+      const WaferRun r = wafer.run(1000, hooks);
+      const Cycle end = r.start + r.cycles;
+      ASSERT_EQ(end, out.received().back().cycle + 1);
+      ASSERT_GT(end, r.engine.last_active + 1) << "the case needs an arrival after the last step";
+      std::vector<Cycle> expected;
+      for (Cycle b = r.start + interval; b < end; b += interval) expected.push_back(b);
+      expected.push_back(end);
+      EXPECT_EQ(seen, expected) << "interval " << interval << ", " << threads << " thread(s)";
+    }
+}
+
 TEST(ActivityDump, APesCyclesAfterItsLastActivityAreIdleNotWaitingForInput) {
   // Two PEs: one works for 150 cycles, the other for 3200 (long_task), so the run lasts 3201
   // cycles. The first PE's last active interval is its first, [0, 1000): 150 cycles of fmac, and

@@ -169,8 +169,11 @@ TEST(OutputDir, ANonEmptyDirectoryIsRefusedUnlessOverwriteAndThenOnlyWhatWasReco
     // Claimed only when the new run writes: until then the earlier output stands.
     EXPECT_TRUE(fs::exists(d / "checkpoints" / "step_3.safetensors"));
     write_file_atomic(second.entry("report.json"), "second", "report");
-    EXPECT_FALSE(fs::exists(d / "checkpoints"));  // the previous run's, recorded, and nothing else in it: removed
+    // Until the new run has finished, what it has not replaced stands, and is recorded.
+    EXPECT_TRUE(fs::exists(d / "checkpoints" / "step_3.safetensors"));
+    EXPECT_EQ(OutputDir::recorded(d), (std::vector<std::string>{"report.json", "checkpoints", "checkpoints/step_3.safetensors"}));
   }
+  EXPECT_FALSE(fs::exists(d / "checkpoints"));  // the previous run's, recorded, and nothing else in it: removed
   EXPECT_EQ(slurp(d / "report.json"), "second");
   EXPECT_EQ(slurp(d / "notes.txt"), "mine");  // not recorded by any run: left alone
   EXPECT_EQ(OutputDir::recorded(d), std::vector<std::string>{"report.json"});
@@ -244,6 +247,60 @@ TEST(OutputDir, OverwriteRemovesOnlyTheFilesARunRecordedInItsFoldersAndAFolderOn
       [&] { OutputDir fourth(d, {"--out", true, false, "", {{d / "checkpoints" / "step_9.safetensors", "the checkpoint this run reads"}}}); },
       {"would remove " + (d / "checkpoints" / "step_9.safetensors").string(), "the checkpoint this run reads"});
   EXPECT_TRUE(fs::exists(d / "checkpoints" / "step_9.safetensors"));
+}
+
+// Found by a wrong-inputs audit: --overwrite removed the previous run's files when the new run
+// took its first entry, so a run that then failed to write (a full disk, `ulimit -f`) had lost
+// the earlier report and checkpoints and written none of its own. Now a failed run leaves every
+// earlier file it had not replaced, recorded beside its own for the next --overwrite.
+TEST(OutputDir, AFailedOverwriteKeepsWhatItHadNotReplacedAndRecordsBothRuns) {
+  const fs::path d = test::fresh_dir(dir() / "failed_overwrite");
+  {
+    OutputDir first(d, {});
+    first.subdir("checkpoints");
+    for (const char* n : {"step_1.safetensors", "step_2.safetensors"}) write_file_atomic(first.entry_in("checkpoints", n), n, "checkpoint");
+    write_file_atomic(first.entry("report.json"), "first", "report");
+  }
+  try {
+    OutputDir failed(d, {"--out", true, false, ""});
+    failed.subdir("checkpoints");
+    write_file_atomic(failed.entry_in("checkpoints", "step_1.safetensors"), "new 1", "checkpoint");
+    failed.entry("report.json");  // claimed, then its write fails
+    throw OutputError("report: cannot write it: File too large");
+  } catch (const OutputError&) {
+  }
+  EXPECT_EQ(slurp(d / "checkpoints" / "step_1.safetensors"), "new 1");   // replaced
+  EXPECT_EQ(slurp(d / "checkpoints" / "step_2.safetensors"), "step_2.safetensors");  // kept
+  EXPECT_EQ(slurp(d / "report.json"), "first");  // kept: its replacement was never written
+  std::vector<std::string> rec = OutputDir::recorded(d);
+  std::sort(rec.begin(), rec.end());
+  EXPECT_EQ(rec, (std::vector<std::string>{"checkpoints", "checkpoints/step_1.safetensors", "checkpoints/step_2.safetensors", "report.json"}));
+  {
+    OutputDir third(d, {"--out", true, false, ""});
+    write_file_atomic(third.entry("report.json"), "third", "report");
+  }
+  EXPECT_EQ(names(d), (std::vector<std::string>{".wse-run", "report.json"}));  // both earlier runs' files gone
+  EXPECT_EQ(OutputDir::recorded(d), std::vector<std::string>{"report.json"});
+}
+
+// A name the previous run used for a folder and the new run for a file (or the other way round):
+// no rename replaces one with the other, so that entry goes when the new run takes the name.
+TEST(OutputDir, AnEntryOfTheOtherKindGoesWhenTheNameIsTaken) {
+  const fs::path d = test::fresh_dir(dir() / "other_kind");
+  {
+    OutputDir first(d, {});
+    first.subdir("frames");
+    write_file_atomic(first.entry_in("frames", "a.png"), "png", "frame");
+    write_file_atomic(first.entry("streams"), "a file", "stream");
+  }
+  {
+    OutputDir second(d, {"--out", true, false, ""});
+    write_file_atomic(second.entry("frames"), "now a file", "report");
+    EXPECT_TRUE(fs::is_directory(second.subdir("streams")));
+  }
+  EXPECT_EQ(slurp(d / "frames"), "now a file");
+  EXPECT_TRUE(fs::is_directory(d / "streams"));
+  EXPECT_EQ(OutputDir::recorded(d), (std::vector<std::string>{"frames", "streams"}));
 }
 
 // A folder whose only file is a record (a run stopped before its first output) is free: rerunning

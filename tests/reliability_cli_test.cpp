@@ -76,7 +76,7 @@ TEST(ReliabilityCli, ASecondRunIntoTheSameOutIsRefusedAndTheFirstStaysWhole) {
   // --help names the flag and says what it does.
   Output help = wse("run --help");
   EXPECT_NE(help.text.find("--overwrite"), std::string::npos) << help.text;
-  EXPECT_NE(help.text.find("removes exactly the files its DIR/.wse-run lists"), std::string::npos) << help.text;
+  EXPECT_NE(help.text.find("the rest of the files DIR/.wse-run lists go"), std::string::npos) << help.text;
 }
 
 TEST(ReliabilityCli, OverwriteReplacesThePreviousRunWholeAndNothingElse) {
@@ -199,6 +199,71 @@ TEST(ReliabilityCli, AWriteErrorMidRunNamesTheFileAndTheReason) {
       << o.text;
   EXPECT_FALSE(fs::exists(out / "checkpoints" / "step_3.safetensors"));
   for (const auto& e : fs::directory_iterator(out / "checkpoints")) ADD_FAILURE() << "left behind: " << e.path();
+}
+
+// Found by a wrong-inputs audit: a re-run with --overwrite that failed to write (a full disk,
+// here `ulimit -f`) had removed the previous run's report and checkpoints as it took the folder,
+// and left none of its own: exit 2 with nothing left. Now the earlier files it did not replace stay.
+TEST(ReliabilityCli, AFailedOverwriteKeepsThePreviousRunsFiles) {
+  const fs::path out = wse::test::fresh_dir(dir() / "efbig_overwrite");
+  const std::string run = std::string(WSE_BINARY) + " run " + config("train_f.yaml", kTrain).string() + " --out " + out.string();
+  Output first = wse::test::shell(run);
+  ASSERT_EQ(first.code, 0) << first.text;
+  const std::string report = slurp(out / "report.json"), ckpt = slurp(out / "checkpoints" / "step_3.safetensors");
+  Output failed = wse::test::shell("bash -c 'ulimit -f 64; exec " + run + " --overwrite'");
+  EXPECT_EQ(failed.code, 2) << failed.text;
+  EXPECT_NE(failed.text.find("cannot write it: File too large"), std::string::npos) << failed.text;
+  EXPECT_NE(failed.text.find("is kept ("), std::string::npos) << failed.text;
+  EXPECT_EQ(slurp(out / "report.json"), report);
+  EXPECT_EQ(slurp(out / "checkpoints" / "step_3.safetensors"), ckpt);
+  Output third = wse::test::shell(run + " --overwrite");
+  EXPECT_EQ(third.code, 0) << third.text;
+  EXPECT_EQ(slurp(out / "checkpoints" / "step_3.safetensors"), ckpt);  // the same run again: the same bytes
+}
+
+// Found by a wrong-inputs audit: a symbolic link loop was "file not found" as an input, a link "to
+// b, which does not exist" as --out (b existed: a link back), a bare "filesystem error" inside an
+// output folder; a preset folder missing or a file said only "presets ...: none", a loop as the
+// preset "not found" beside a list naming it; data.dir naming a file said to install a package.
+TEST(ReliabilityCli, LoopsMissingFoldersAndAFileForAFolderAreNamedForWhatTheyAre) {
+  const fs::path d = wse::test::fresh_dir(dir() / "loops");
+  fs::create_directories(d);
+  fs::create_symlink(d / "b", d / "a");
+  fs::create_symlink(d / "a", d / "b");
+  const std::string loop = (d / "a").string();
+  Output o = wse("inspect " + loop);
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("stream " + loop + ": cannot look it up: Too many levels of symbolic links"), std::string::npos) << o.text;
+  const fs::path gemv = config("gemv_l.yaml", kGemv);
+  o = wse("run " + gemv.string() + " --threads 1 --out " + loop);
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("--out " + loop + ": cannot look it up: Too many levels of symbolic links"), std::string::npos) << o.text;
+  // A folder holding the loop: not empty, and it says what it holds.
+  o = wse("run " + gemv.string() + " --threads 1 --out " + d.string());
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("is not empty (it holds a, b)"), std::string::npos) << o.text;
+  // WSE_MACHINES_DIR: a preset that is a loop, a folder that is not there, a file.
+  const fs::path machines = wse::test::fresh_dir(dir() / "loop_machines");
+  fs::create_directories(machines);
+  fs::create_symlink(machines / "wse2.yaml", machines / "wse2.yaml");
+  o = wse::test::shell("WSE_MACHINES_DIR=" + machines.string() + " " + WSE_BINARY + " run " + gemv.string() + " --validate_only");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("machine preset 'wse2': cannot look up " + (machines / "wse2.yaml").string() + ": Too many levels of symbolic links"),
+            std::string::npos) << o.text;
+  o = wse::test::shell("WSE_MACHINES_DIR=" + (d / "nowhere").string() + " " + WSE_BINARY + " run " + gemv.string() + " --validate_only");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("from WSE_MACHINES_DIR: none (no such folder))"), std::string::npos) << o.text;
+  o = wse::test::shell("WSE_MACHINES_DIR=" + gemv.string() + " " + WSE_BINARY + " run " + gemv.string() + " --validate_only");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("from WSE_MACHINES_DIR: none (not a folder))"), std::string::npos) << o.text;
+  // data.dir naming one of the IDX files.
+  std::string cfg = kTrain;
+  cfg.replace(cfg.find("data: {"), 7, "data: {dir: /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz, ");
+  o = wse("run " + config("data_file.yaml", cfg).string() + " --validate_only");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("data.dir /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz: not a folder (a file)"), std::string::npos)
+      << o.text;
+  EXPECT_EQ(o.text.find("apt-get"), std::string::npos) << o.text;
 }
 
 TEST(ReliabilityCli, ADatasetThatContradictsItselfIsRefusedBeforeTraining) {

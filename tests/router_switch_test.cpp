@@ -159,6 +159,53 @@ TEST(RouterSwitch, AdvanceSwitchOnTheLastWaveletTurnsOnlyTheSendersRouter) {
 
 // A ring-mode switch wraps from its last position to the base route; outside ring mode an advance
 // past the last position is a no-op.
+// Found by a source review of the engine: every Wafer::run reset the switches, so a run that went
+// on from one stopped by its cycle limit lost the wavelets a switch held (and their senders'
+// credits: a deadlock later), or turned a switch back to its base route. A 2x2 mesh: (1,1) takes
+// colour 0 from the west until a control wavelet advances it to the north; run in one piece and in
+// two, stopped at several cycles, the egress sees the same wavelets at the same cycles.
+TEST(RouterSwitch, ARunStoppedAtItsLimitGoesOnWithItsSwitches) {
+  struct Setup {
+    static MachineSpec spec() {
+      MachineSpec s;
+      s.io_bytes_per_cycle = 0, s.hop_latency_cycles = 1;
+      return s;
+    }
+    Wafer wafer{spec(), {2, 2}};
+    EgressPort* out = nullptr;
+    explicit Setup(unsigned threads) {
+      Mesh& m = wafer.mesh();
+      m.set_route({0, 1}, 0, Route::make(Dir::West, {Dir::East}));
+      m.set_route({1, 0}, 0, Route::make(Dir::North, {Dir::South}));
+      m.set_route({1, 1}, 0, Route::make(Dir::West, {Dir::East}));
+      m.set_switch({1, 1}, 0, ColourSwitchConfig{}.then(SwitchPosition::receive(Dir::North)));
+      IngressPort& west = m.add_ingress({0, 1}, Dir::West);
+      IngressPort& north = m.add_ingress({1, 0}, Dir::North);
+      out = &m.add_egress({1, 1}, Dir::East);
+      for (uint32_t k = 0; k < 12; ++k) west.enqueue(Wavelet{k, 0, 0});
+      west.enqueue(Wavelet{control_payload(SwitchCommand::Advance), 0, kControl});
+      for (uint32_t k = 0; k < 12; ++k) north.enqueue(Wavelet{100 + k, 0, 0});
+      wafer.finalize(threads);
+    }
+    std::vector<std::pair<uint32_t, Cycle>> arrivals() const {
+      std::vector<std::pair<uint32_t, Cycle>> a;
+      for (const auto& r : out->received()) a.emplace_back(r.wavelet.payload, r.cycle);
+      return a;
+    }
+  };
+  Setup whole(1);
+  whole.wafer.run(100000);
+  const auto expected = whole.arrivals();
+  ASSERT_EQ(expected.size(), 25u);  // 12 from the west, the control wavelet, 12 from the north
+  for (unsigned threads : {1u, 2u})
+    for (Cycle stop : {3u, 6u, 10u, 17u}) {
+      Setup pieces(threads);
+      EXPECT_TRUE(pieces.wafer.run(stop).engine.hit_cycle_limit) << stop;
+      pieces.wafer.run(100000);
+      EXPECT_EQ(pieces.arrivals(), expected) << "stopped at " << stop << ", " << threads << " thread(s)";
+    }
+}
+
 TEST(RouterSwitch, RingModeWrapsAndTheLastPositionStays) {
   for (bool ring : {false, true}) {
     Wafer w(test::wse2(), {2, 2});

@@ -175,6 +175,12 @@ TEST(TraceCli, TrainingLayerWholeMeshSlicesAddUpToBusyCycles) {
   EXPECT_EQ(actors, (std::set<std::string>{"MemoryX", "swarmx 0.0", "wafer 0", "input worker 0", "user node"}));
   EXPECT_EQ(critical, r["cluster_trace"]["step_cycles"].get<uint64_t>());
   EXPECT_EQ(pass, r["cycles"].get<uint64_t>()) << "the wafer's fc1 fwd span is the traced run";
+  // The cluster trace given to viz as the dump's trace: said to be that, not "another run's".
+  Output cv = wse("viz " + (out / "activity.wsad").string() + " --trace " + (out / "cluster.pftrace").string() + " --out " +
+                 wse::test::fresh_dir(dir() / "viz_cluster").string());
+  EXPECT_EQ(cv.code, 2) << cv.text;
+  EXPECT_NE(cv.text.find("cluster.pftrace: the cluster trace (the wse trace of step "), std::string::npos) << cv.text;
+  EXPECT_NE(cv.text.find("give the layer's trace, trace.pftrace"), std::string::npos) << cv.text;
 }
 
 // The viewer said "No task or DSD op in this interval" for a PE `--pes` left out, for cycles

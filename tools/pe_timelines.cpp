@@ -49,6 +49,9 @@ PeTimelines load_pe_timelines(const std::filesystem::path& trace, uint32_t width
                            if (!t.scope) throw UsageError("trace " + trace.string() + ": track '" + tr.name + "' has a scope that does not read: " + said);
                            said = run;
                          }
+                         if (!tr.parent && said.find(" across the cluster's actors") != std::string::npos)
+                           throw UsageError("trace " + trace.string() + ": the cluster trace (the " + tr.description +
+                                            "), which has no PE timelines; give the layer's trace, trace.pftrace (trace.json) beside the dump");
                          if (!tr.parent && !said.empty() && said != run)
                            throw UsageError("trace " + trace.string() + ": track '" + tr.name + "' says it is the " + tr.description +
                                             ", but the dump is of another run (its trace would be the " + run +

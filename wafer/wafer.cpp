@@ -121,7 +121,10 @@ WaferRun Wafer::run(Cycle max_cycles, RunHooks hooks) {
   run.start = clock_;
   run.threads = partition_.workers;
   for (Pe& pe : pes_) pe.rearm();
-  mesh_.reset_switches();
+  // A new run's switches start at their base routes with fresh filter counters; one that goes on
+  // from a run stopped by its cycle limit keeps them, and the wavelets a switch holds (reset,
+  // those were lost and their senders' credits with them: a later deadlock).
+  if (!stopped_at_limit_) mesh_.reset_switches();
   auto t0 = std::chrono::steady_clock::now();
   auto sample = hooks.sample;
   Cycle last_sample = clock_;
@@ -159,6 +162,13 @@ WaferRun Wafer::run(Cycle max_cycles, RunHooks hooks) {
     }
   }
   run.cycles = end - clock_;
+  stopped_at_limit_ = run.engine.hit_cycle_limit;
+  if (sample && hooks.sample_interval) {
+    // The boundaries after the last tile's step: the engine stops once nothing is due, before
+    // an egress arrival still on its way (with hop_latency_cycles > 1) and before a cycle limit,
+    // and no interval may run longer than the interval (the dump's readers refuse one).
+    for (Cycle b = last_sample + hooks.sample_interval; b < end; b += hooks.sample_interval) hooks.sample(b);
+  }
   settle(end);
   if (sample && hooks.sample_interval && end > last_sample) sample(end);
   clock_ = end;

@@ -61,8 +61,11 @@ class Wafer {
   // Runs from the wafer's clock until nothing is left to do, or for max_cycles. The clock then
   // stands at the end of the run, so a later run (the next layer, the next pass) continues it
   // with SRAM, routes and counters as they were. With hooks.sample_interval > 0, counters are
-  // brought up to each boundary before hooks.sample(boundary) sees them, and sample is called
-  // once more at the end of the run (boundary = run length) if that is not itself a boundary.
+  // brought up to each boundary (the run's start + k * interval, every one before the run's end)
+  // before hooks.sample(boundary) sees them, and sample is called once more at the end of the run
+  // (boundary = the run's end cycle) if that is not itself a boundary. Each run starts its PEs'
+  // start tasks again (Pe::rearm) and, unless the last run stopped at its cycle limit, its
+  // switches at their base routes with fresh filter counters.
   WaferRun run(Cycle max_cycles, RunHooks hooks = {});
   // Zeroes every link, lane and PE counter and restarts SRAM high-water marks from what is in use
   // now, so what follows (one layer's pass, say) is measured on its own.
@@ -107,6 +110,7 @@ class Wafer {
   std::vector<uint32_t> work_;  // work_estimate() at finalize
   Cycle clock_ = 0;
   bool finalized_ = false;
+  bool stopped_at_limit_ = false;  // the last run hit its cycle limit: the next one goes on from it
 };
 
 }  // namespace wse

@@ -50,7 +50,9 @@ uint64_t macs_of(const Wafer& w) {
 
 // A counter filter that hands a PE words [first, first + words) of every `total` on a colour.
 void keep_window(Mesh& mesh, Coord pe, Colour colour, uint32_t first, uint32_t words, uint32_t total) {
-  if (words == 0) mesh.set_filter(pe, colour, {1, total, 0});  // counts 1..total: passes none
+  // No words: the counter runs 1..total over the pass's `total` words and passes only at 0, which
+  // the (total + 1)-th would reach; a pass sends `total`, and the filter is set anew every pass.
+  if (words == 0) mesh.set_filter(pe, colour, {1, total, 0});
   else if (words == total) mesh.clear_filter(pe, colour);
   else mesh.set_filter(pe, colour, CounterFilter::window(first, words, total));
 }
