@@ -15,8 +15,26 @@
 
 namespace wse::yaml {
 
+// A name or value from the file as a message shows it: control bytes as \xNN (a key "mach\x19ine"
+// printed raw read as "machine", beside a list naming machine as expected; an escape byte would
+// reach the terminal).
+inline std::string shown(const std::string& text) {
+  std::string out;
+  for (const unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += char(c);
+    }
+  }
+  return out;
+}
+
 inline std::string describe(const YAML::Node& n) {
-  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsScalar()) return "'" + shown(n.Scalar()) + "'";
   if (n.IsSequence()) return "a list";
   if (n.IsMap()) return "a mapping";
   return "nothing";
@@ -113,11 +131,11 @@ inline void check_keys(const YAML::Node& map, const std::string& where, const st
                         ": a merge key (<<) is not supported; write the fields out (an alias of a whole value, *name, is)");
     // yaml-cpp keeps both and finds the first: `{rows: 100, rows: 200}` ran 100 rows, silently.
     if (!seen.insert(key).second)
-      throw ConfigError(where + ": field '" + (prefix.empty() ? "" : prefix + ".") + key + "' is given twice; give it once");
+      throw ConfigError(where + ": field '" + (prefix.empty() ? "" : prefix + ".") + shown(key) + "' is given twice; give it once");
     if (!allowed.count(key)) {
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      throw ConfigError(where + ": unknown field '" + (prefix.empty() ? "" : prefix + ".") + key + "' (expected one of: " +
+      throw ConfigError(where + ": unknown field '" + (prefix.empty() ? "" : prefix + ".") + shown(key) + "' (expected one of: " +
                         list + ")");
     }
   }

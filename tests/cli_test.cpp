@@ -102,6 +102,9 @@ TEST(Cli, BadConfigsGiveAClearErrorAndExitCode2) {
       {"not_yaml.yaml", "gemv: [rows: 4\n", "not valid YAML"},
       {"sram.yaml", "mesh: {width: 1, height: 1}\ngemv: {rows: 300, cols: 300}\n", "fields 'gemv.rows' and 'gemv.cols': a 300 x 300 matrix on a 1 x 1 PE grid"},
       {"limit.yaml", "mesh: {width: 2, height: 2}\ngemv: {rows: 20, cols: 20}\nrun: {max_cycles: 10}\n", "raise run.max_cycles"},
+      // A control byte in a key was printed raw: "unknown field 'machine'" beside a list naming machine.
+      {"control.yaml", "mach\x19ine: wse2\ngemv: {rows: 4, cols: 4}\n", "unknown field 'mach\\x19ine'"},
+      {"control_value.yaml", "gemv: {rows: \"4\\e[2J\", cols: 4}\n", "string '4\\x1b[2J'"},
   };
   for (const BadConfig& c : cases) {
     Output o = wse("run " + write(c.name, c.yaml).string() + " --out " +
