@@ -87,7 +87,9 @@ TEST(ActivityDump, PerPeAndPerLinkTotalsEqualTheWafersCounters) {
 }
 
 TEST(ActivityDump, TotalsEqualTheReport) {
-  RecordedGemv g({10, 10}, 120, 130, 250, 1, "report.wsad");
+  // 500 x 300 on 8 x 8: PEs stall on sends (412 cycles), so the report's backpressure_cycles must
+  // count them beside the links' (a mutation dropping them passed on a GEMV without stalls).
+  RecordedGemv g({8, 8}, 500, 300, 250, 1, "report.wsad");
   const RunConfig config;  // (a named one: GCC 12 warns falsely of a temporary's string)
   nlohmann::json r = make_report(config, g.wafer, g.run, g.kernel.result());
   const DumpView& v = g.view;
@@ -103,6 +105,7 @@ TEST(ActivityDump, TotalsEqualTheReport) {
   EXPECT_EQ(total("send_cycles"), r["pe_cycles"]["send"].get<uint64_t>());
   EXPECT_EQ(total("stall_backpressure_cycles"), r["pe_cycles"]["stall_send"].get<uint64_t>());
   EXPECT_EQ(total("tasks"), r["pe_cycles"]["tasks"].get<uint64_t>());
+  ASSERT_GT(total("stall_backpressure_cycles"), 0u) << "the case needs PE send stalls";
   uint64_t hops = 0, backpressure = total("stall_backpressure_cycles"), ingress = 0;
   for (size_t k = 0; k < v.interval_starts.size(); ++k)
     for (size_t l = 0; l < v.links.size(); ++l) {

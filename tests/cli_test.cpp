@@ -53,6 +53,22 @@ TEST(Cli, RunWritesTheReport) {
               1e-6 * j["tile_cycles_per_second"].get<double>());
 }
 
+// The checksum docs/performance.md gives for examples/gemv.yaml, pinned: every other test compares
+// checksums between two runs of the same binary, so a counter left out of the fold (or a change
+// of the model that moves a counter) passed unseen (found by a mutation test). A change that
+// moves it on purpose updates this figure and docs/performance.md's together.
+TEST(Cli, TheGemvExampleGivesTheChecksumTheDocsGive) {
+  for (const char* threads : {"1", "3"}) {
+    const fs::path out = wse::test::process_scratch() / (std::string("example_gemv_") + threads);
+    fs::remove_all(out);
+    Output o = wse("run " + std::string(WSE_SOURCE_DIR) + "/examples/gemv.yaml --threads " + threads + " --out " + out.string());
+    ASSERT_EQ(o.code, 0) << o.text;
+    const nlohmann::json j = nlohmann::json::parse(std::ifstream(out / "report.json"));
+    EXPECT_EQ(j["checksum"], "95b31600aab5c4e9") << threads << " thread(s)";
+    EXPECT_EQ(j["cycles"], 1376) << threads << " thread(s)";
+  }
+}
+
 // --threads beyond what a mesh can use (a worker per row at most) runs on fewer, and the report
 // says so, as it does for the engine's own choice; a count it could use in full gets no note.
 TEST(Cli, AThreadCountTheMeshCannotUseIsNotedInTheReport) {

@@ -245,6 +245,41 @@ TEST(FcTraining, FourWafersGiveTheSameStepAsOne) {
   EXPECT_EQ(t4.swarmx_levels(), 1u);
 }
 
+// Found by a mutation test: a SwarmX node adding its children's gradients in another order passed
+// every test (four wafers against one are compared to 1e-6; SwarmX::reduce, which its own test
+// checks, is not what the cluster runs). The reference: each wafer's shard run alone on a
+// one-wafer cluster (its dZ divided by a quarter of the batch, exactly 4x the four-wafer run's),
+// scaled by 1/4 (exact) and added in child order. Four wafers under one node (fanout 4) is where
+// the order shows: with two, a + b is b + a.
+TEST(FcTraining, TheTreeAddsTheWafersGradientsInChildOrder) {
+  const uint32_t wafers = 4, shard = 4, features = 30, classes = 5;
+  Batch b = make_batch(wafers * shard, features, classes, 2);
+  RunConfig four = fc_config({features, 12, classes}, 3, 2, wafers * shard, false);
+  four.train.num_csx = wafers;
+  Cluster t4(cluster_config(four), 1);
+  t4.train_step(b.x.data(), b.y.data());
+  ASSERT_EQ(t4.swarmx_levels(), 1u);
+  std::vector<std::vector<std::vector<float>>> alone(wafers);  // [wafer][layer]
+  for (uint32_t w = 0; w < wafers; ++w) {
+    Cluster one(cluster_config(fc_config({features, 12, classes}, 3, 2, shard, false)), 1);
+    one.train_step(b.x.data() + size_t(w) * shard * features, b.y.data() + size_t(w) * shard);
+    for (size_t l = 0; l < 2; ++l) alone[w].push_back(one.last_gradient(l));
+  }
+  for (size_t l = 0; l < 2; ++l) {
+    std::vector<float> sum(alone[0][l].size());
+    for (size_t k = 0; k < sum.size(); ++k) {
+      float s = alone[0][l][k] * 0.25f;
+      for (uint32_t w = 1; w < wafers; ++w) s += alone[w][l][k] * 0.25f;
+      sum[k] = s;
+    }
+    const std::vector<float>& got = t4.last_gradient(l);
+    ASSERT_EQ(got.size(), sum.size());
+    size_t differ = 0;
+    for (size_t k = 0; k < sum.size(); ++k) differ += std::memcmp(&got[k], &sum[k], 4) != 0;
+    EXPECT_EQ(differ, 0u) << "layer " << l << ": " << differ << " of " << sum.size() << " values differ in their bits";
+  }
+}
+
 // With the thread count left to the engine, each pass picks its workers by what it measured
 // (wafer/worker_tuner.hpp): a pass's first run on the wafer's two workers, its second on one,
 // then the faster. Whatever it picks, and whatever the host's timings, every step's weights and

@@ -47,6 +47,47 @@ TEST(Optimizer, AdamMatchesAHandComputedStep) {
   EXPECT_NEAR(w.data[1], -1.0f + 0.02f, 1e-6);
 }
 
+// Five steps of changing gradients with weight decay, against PyTorch's torch.optim.Adam and SGD
+// (weight decay added to the gradient, Adam's bias corrections 1 - beta^t, SGD's momentum buffer
+// starting at the first gradient) computed here in double: the one-step test above cannot tell
+// a bias correction's beta1 from its beta2 once the steps' gradients differ (a mutation test).
+TEST(Optimizer, FiveStepsFollowPyTorchsFormulasWithWeightDecay) {
+  const double lr = 0.01, wd = 0.05, b1 = 0.8, b2 = 0.95, eps = 1e-6, momentum = 0.7;
+  const std::vector<std::vector<float>> grads = {{0.2f, -0.4f, 0.0f}, {-0.1f, 0.3f, 0.5f}, {0.7f, 0.05f, -0.2f},
+                                                 {0.0f, -0.6f, 0.1f}, {0.3f, 0.3f, 0.3f}};
+  const std::vector<float> start = {1.0f, -1.0f, 0.25f};
+  // Adam.
+  OptimizerConfig adam{"adam", float(lr), 0.0f, float(b1), float(b2), float(eps), float(wd)};
+  Tensor w{"w", {3}, start};
+  Tensor m{"w.exp_avg", {3}, {0, 0, 0}}, v{"w.exp_avg_sq", {3}, {0, 0, 0}};
+  std::vector<double> rw(start.begin(), start.end()), rm(3, 0.0), rv(3, 0.0);
+  for (uint64_t t = 1; t <= grads.size(); ++t) {
+    optimizer_step(adam, t, w, grads[t - 1], {&m, &v});
+    for (size_t i = 0; i < 3; ++i) {
+      const double g = grads[t - 1][i] + wd * rw[i];
+      rm[i] = b1 * rm[i] + (1 - b1) * g, rv[i] = b2 * rv[i] + (1 - b2) * g * g;
+      const double mh = rm[i] / (1 - std::pow(b1, double(t))), vh = rv[i] / (1 - std::pow(b2, double(t)));
+      rw[i] -= lr * mh / (std::sqrt(vh) + eps);
+    }
+    for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(w.data[i], rw[i], 2e-6) << "adam step " << t << " weight " << i;
+  }
+  // SGD with momentum.
+  OptimizerConfig sgd{"sgd", float(lr), float(momentum)};
+  sgd.weight_decay = float(wd);
+  Tensor ws{"w", {3}, start};
+  Tensor buf{"w.momentum", {3}, {0, 0, 0}};
+  std::vector<double> sw(start.begin(), start.end()), sb(3, 0.0);
+  for (uint64_t t = 1; t <= grads.size(); ++t) {
+    optimizer_step(sgd, t, ws, grads[t - 1], {&buf});
+    for (size_t i = 0; i < 3; ++i) {
+      const double g = grads[t - 1][i] + wd * sw[i];
+      sb[i] = t == 1 ? g : momentum * sb[i] + g;
+      sw[i] -= lr * sb[i];
+    }
+    for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(ws.data[i], sw[i], 1e-6) << "sgd step " << t << " weight " << i;
+  }
+}
+
 TEST(Optimizer, MaskedWeightsStayZero) {
   OptimizerConfig cfg{"sgd", 0.1f, 0.9f};
   Tensor w{"w", {2}, {0.0f, 1.0f}};
