@@ -15,8 +15,19 @@ std::string loss_text(double loss) {
   return buf;
 }
 
-Progress::Progress(uint64_t total_steps, uint32_t batch)
-    : total_(total_steps), batch_(batch), tty_(isatty(fileno(stderr)) != 0), start_(std::chrono::steady_clock::now()) {}
+std::string rate_text(double per_second) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, per_second >= 100 ? "%.0f" : "%.3g", per_second);
+  return buf;
+}
+
+Progress::Progress(uint64_t total_steps, uint32_t batch, uint64_t before)
+    : total_(total_steps),
+      batch_(batch),
+      before_(before),
+      tty_(isatty(fileno(stderr)) != 0),
+      start_(std::chrono::steady_clock::now()),
+      step_began_(start_) {}
 
 std::string Progress::eta(uint64_t done, uint64_t total) const {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -32,16 +43,42 @@ std::string Progress::eta(uint64_t done, uint64_t total) const {
 void Progress::step(uint64_t done, double loss, uint64_t epoch) {
   if (!tty_) return;
   const auto now = std::chrono::steady_clock::now();
+  done_ = done, step_began_ = now;
   if (shown_ && done < total_ && now - last_draw_ < std::chrono::milliseconds(200)) return;
   last_draw_ = now;
   const double secs = std::chrono::duration<double>(now - start_).count();
   constexpr int kWidth = 30;
-  const int filled = total_ ? int(double(done) / double(total_) * kWidth) : kWidth;
+  const uint64_t run_done = before_ + done, run_total = before_ + total_;  // the run's own step numbers
+  const int filled = run_total ? int(double(run_done) / double(run_total) * kWidth) : kWidth;
   char bar[kWidth + 1];
   for (int i = 0; i < kWidth; ++i) bar[i] = i < filled ? '#' : '.';
   bar[kWidth] = 0;
-  std::fprintf(stderr, "\r  [%s] step %llu/%llu  epoch %llu  loss %s  %.0f images/s  ETA %s   ", bar, (unsigned long long)done,
-               (unsigned long long)total_, (unsigned long long)epoch, loss_text(loss).c_str(), secs > 0 ? double(done) * batch_ / secs : 0.0, eta(done).c_str());
+  std::fprintf(stderr, "\r  [%s] step %llu/%llu  epoch %llu  loss %s  %s images/s  ETA %s   ", bar, (unsigned long long)run_done,
+               (unsigned long long)run_total, (unsigned long long)epoch, loss_text(loss).c_str(),
+               rate_text(secs > 0 ? double(done) * batch_ / secs : 0.0).c_str(), eta(done).c_str());
+  std::fflush(stderr);
+  shown_ = true;
+}
+
+void Progress::busy(const std::string& what, uint64_t cycle, const char* phase) {
+  if (!tty_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - step_began_ < std::chrono::seconds(1) || (shown_ && now - last_draw_ < std::chrono::milliseconds(200))) return;
+  last_draw_ = now;
+  const uint64_t in_step = uint64_t(std::chrono::duration<double>(now - step_began_).count());
+  const uint64_t run_done = before_ + done_, run_total = before_ + total_;
+  constexpr int kWidth = 30;
+  const int filled = run_total ? int(double(run_done) / double(run_total) * kWidth) : kWidth;
+  char bar[kWidth + 1];
+  for (int i = 0; i < kWidth; ++i) bar[i] = i < filled ? '#' : '.';
+  bar[kWidth] = 0;
+  char elapsed[32];
+  if (in_step >= 60) std::snprintf(elapsed, sizeof elapsed, "%llum%02llus", (unsigned long long)(in_step / 60), (unsigned long long)(in_step % 60));
+  else std::snprintf(elapsed, sizeof elapsed, "%llus", (unsigned long long)in_step);
+  char doing[48];
+  if (phase) std::snprintf(doing, sizeof doing, "%.20s", phase);
+  else std::snprintf(doing, sizeof doing, "step %llu/%llu", (unsigned long long)(run_done + 1), (unsigned long long)run_total);
+  std::fprintf(stderr, "\r  [%s] %s  %.24s at cycle %llu, %s in   ", bar, doing, what.c_str(), (unsigned long long)cycle, elapsed);
   std::fflush(stderr);
   shown_ = true;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The progress bar of a long training run: on a terminal, one line on stderr redrawn at most five
-// times a second ([#####.....] step, epoch, the loss, images per second, ETA); off a terminal
+// times a second ([#####.....] step, epoch, the loss, images per second, ETA; within a long step,
+// the pass it is on and its wafer cycle); off a terminal
 // (a log file, CI) nothing, and the run's periodic log lines carry the same figures. `wse viz`
 // uses its clock and ETA for its own line (pictures drawn).
 #include <chrono>
@@ -11,12 +12,24 @@ namespace wse {
 
 // A loss as the log prints it: four decimals, or "not finite" (printf's "-nan" read as a number).
 std::string loss_text(double loss);
+// A rate (images a second): whole above 100, else three significant digits (a step of 206 s on
+// one image was "0 images/s").
+std::string rate_text(double per_second);
 
 class Progress {
  public:
-  Progress(uint64_t total_steps, uint32_t batch);
+  // `total_steps` this run takes, after `before` steps an earlier run took (a resumed run's
+  // checkpoint): the bar shows the run's own step numbers, as the log lines and checkpoints do
+  // ("step 401/1874", not "1/1474"); the rate and the ETA are this run's.
+  Progress(uint64_t total_steps, uint32_t batch, uint64_t before = 0);
   // After step `done` (of this run, from 1).
   void step(uint64_t done, double loss, uint64_t epoch);
+  // Within a step, from the cycle-level run of `what` ("fc2 bwd") at wafer cycle `cycle`: once
+  // the step has run a second, the bar says what it is on, at most five times a second (a step of
+  // examples/fc_275m.yaml takes minutes, and showed nothing in them). Called by one thread at a
+  // time (wafer 0's engine, inside train_step: nothing else prints then).
+  // `phase`: what the wafers run other than a step ("test pass"), or null for the next step.
+  void busy(const std::string& what, uint64_t cycle, const char* phase = nullptr);
   // Erases the bar, so a log line can be printed in its place.
   void clear();
   // Time left at the pace so far, as "1h02m", "3m05s" or "12s".
@@ -27,9 +40,11 @@ class Progress {
  private:
   uint64_t total_;
   uint32_t batch_;
+  uint64_t before_;
   bool tty_;
   bool shown_ = false;
-  std::chrono::steady_clock::time_point start_, last_draw_;
+  uint64_t done_ = 0;  // the last step() call's
+  std::chrono::steady_clock::time_point start_, last_draw_, step_began_;
 };
 
 }  // namespace wse

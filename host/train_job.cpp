@@ -73,6 +73,23 @@ uint64_t test_stop_after_step() {
   const char* v = std::getenv("WSE_TEST_STOP_AFTER_STEP");
   return v ? std::strtoull(v, nullptr, 10) : 0;
 }
+// The bar's word from within a step: wafer 0's cycle-level passes report their wafer cycle to it
+// (the engine's progress hook, about every 4096 cycles), from the thread running that wafer while
+// the main thread waits in train_step, so one thread at a time.
+struct StepProgress : KernelObserver {
+  Progress* bar = nullptr;
+  const char* phase = nullptr;  // "test pass", or null: a step
+  RunHooks before_run(uint32_t wafer, size_t layer, bool backward, Wafer&) override {
+    RunHooks hooks;
+    if (wafer == 0 && bar) {
+      const std::string what = Cluster::layer_name(layer) + (backward ? " bwd" : " fwd");
+      hooks.progress = [this, what](Cycle now) { bar->busy(what, now, phase); };
+    }
+    return hooks;
+  }
+  void after_run(uint32_t, size_t, bool, Wafer&, const WaferRun&) override {}
+};
+
 // Tests only: WSE_TEST_STOP_IN_FINAL_TEST_PASS=1 stops it after the final test pass's first batch.
 bool test_stop_in_final_test_pass() { return std::getenv("WSE_TEST_STOP_IN_FINAL_TEST_PASS") != nullptr; }
 
@@ -405,7 +422,13 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   // Test accuracy over whole batches of the test set (functional unless every step is detailed).
   // `stoppable`: a signal ends the pass at the batch in progress, and it returns false (the final
   // pass; an epoch's pass belongs to the step in progress and finishes).
+  StepProgress step_progress;
   auto evaluate = [&](uint32_t& scored, uint32_t& correct, double& loss, bool stoppable) {
+    step_progress.phase = "test pass";
+    struct Back {
+      StepProgress& p;
+      ~Back() { p.phase = nullptr; }
+    } back{step_progress};
     scored = 0, correct = 0, loss = 0;
     for (uint32_t b = 0; b + tc.batch_size <= test.count; b += tc.batch_size) {
       if (stoppable && guard->received()) return false;
@@ -421,7 +444,11 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   std::vector<std::vector<uint8_t>> by(3, std::vector<uint8_t>(tc.batch_size));
   nlohmann::json epoch_accuracy = nlohmann::json::array();
   std::vector<uint64_t> detailed_steps, detailed_cycles;
-  Progress progress(end - first, tc.batch_size);
+  Progress progress(end - first, tc.batch_size, first);
+  if (modes.tty) {  // within a long step, the bar says which pass the wafers are on
+    step_progress.bar = &progress;
+    trainer.set_observer(&step_progress);
+  }
   nlohmann::json losses = nlohmann::json::array();
   // A diverged run's losses (NaN or infinite; null in the report): said at the end, with the step
   // it began at (a run at lr 100 reported its test accuracy on NaN logits, exit 0, nothing said).
@@ -465,9 +492,9 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
                                    : detailed_steps.empty() ? (tc.detail.mode == DetailPolicy::Mode::None ? "functional (training.detail: none)"
                                                                                                            : "functional, no cycle-level step yet")
                                                             : std::to_string(r.cycles) + " cycles/step projected";
-        std::printf("  step %5llu  epoch %llu  loss %s  (%.0f images/s, ETA %s, %s)\n", (unsigned long long)done,
-                    (unsigned long long)(s / steps_per_epoch + 1), loss_text(window_loss / window).c_str(), double(done - first) * tc.batch_size / secs,
-                    progress.eta(done - first).c_str(), cycles.c_str());
+        std::printf("  step %5llu  epoch %llu  loss %s  (%s images/s, ETA %s, %s)\n", (unsigned long long)done,
+                    (unsigned long long)(s / steps_per_epoch + 1), loss_text(window_loss / window).c_str(),
+                    rate_text(double(done - first) * tc.batch_size / secs).c_str(), progress.eta(done - first).c_str(), cycles.c_str());
         std::fflush(stdout);
         window_loss = 0, window = 0;
       }

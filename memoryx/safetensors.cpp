@@ -66,6 +66,14 @@ const std::map<std::string, uint64_t>& known_dtypes() {
   return d;
 }
 
+// A value from the header as a message shows it: at most 64 characters of its JSON (a shape of
+// 500,000 dimensions made a message of a megabyte).
+std::string brief(const nlohmann::json& v) {
+  std::string text = v.dump();
+  if (text.size() > 64) text = text.substr(0, 60) + " ... (" + std::to_string(text.size()) + " characters)";
+  return text;
+}
+
 // A JSON value that is a whole number in [0, max].
 bool whole(const nlohmann::json& v, uint64_t max, uint64_t& out) {
   if (v.is_number_unsigned()) out = v.get<uint64_t>();
@@ -98,6 +106,11 @@ SafetensorsFile::SafetensorsFile(std::filesystem::path path) : path_(std::move(p
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(text, [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+      // A header nests three levels (tensors, their fields, a shape's dimensions); a value nested
+      // tens of thousands deep overflowed the stack when a message printed it.
+      if ((event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start) && depth > 3)
+        throw bad("header nests values more than 4 levels deep (a safetensors header holds tensors, their fields and a shape's "
+                  "dimensions: 3)");
       if (depth == 1 && event == nlohmann::json::parse_event_t::key && parsed.is_string() && !names.insert(parsed.get<std::string>()).second &&
           duplicate.empty())
         duplicate = parsed.get<std::string>();
@@ -128,31 +141,31 @@ SafetensorsFile::SafetensorsFile(std::filesystem::path path) : path_(std::move(p
     if (!e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets"))
       throw bad(field + ": missing " + (!e.contains("dtype") ? "dtype" : !e.contains("shape") ? "shape" : "data_offsets"));
     const nlohmann::json& dtype = e["dtype"];
-    if (!dtype.is_string()) throw bad(field + ": field 'dtype': expected a string such as \"F32\", got " + dtype.dump());
+    if (!dtype.is_string()) throw bad(field + ": field 'dtype': expected a string such as \"F32\", got " + brief(dtype));
     const auto known = known_dtypes().find(dtype.get<std::string>());
-    if (known == known_dtypes().end()) throw bad(field + ": field 'dtype': " + dtype.dump() + " is not a safetensors dtype (F32, F16, BF16, I64, ...)");
+    if (known == known_dtypes().end()) throw bad(field + ": field 'dtype': " + brief(dtype) + " is not a safetensors dtype (F32, F16, BF16, I64, ...)");
     if (known->first != "F32") throw bad(field + ": field 'dtype': " + known->first + " is not supported (wse checkpoints hold F32 tensors)");
     TensorEntry t;
     t.name = name;
     const nlohmann::json& shape = e["shape"];
-    if (!shape.is_array() || shape.size() > 8) throw bad(field + ": field 'shape': expected a list of at most 8 dimensions, got " + shape.dump());
+    if (!shape.is_array() || shape.size() > 8) throw bad(field + ": field 'shape': expected a list of at most 8 dimensions, got " + brief(shape));
     uint64_t numel = 1;
     for (size_t i = 0; i < shape.size(); ++i) {
       uint64_t d = 0;
       if (!whole(shape[i], UINT32_MAX, d))
-        throw bad(field + ": field 'shape[" + std::to_string(i) + "]': " + shape[i].dump() + " is not a dimension (expected a whole number below 2^32)");
+        throw bad(field + ": field 'shape[" + std::to_string(i) + "]': " + brief(shape[i]) + " is not a dimension (expected a whole number below 2^32)");
       t.shape.push_back(uint32_t(d));
       numel = mul_sat(numel, d);
     }
     const nlohmann::json& off = e["data_offsets"];
     uint64_t begin = 0, end = 0;
     if (!off.is_array() || off.size() != 2 || !whole(off[0], UINT64_MAX, begin) || !whole(off[1], UINT64_MAX, end))
-      throw bad(field + ": field 'data_offsets': expected [begin, end], got " + off.dump());
+      throw bad(field + ": field 'data_offsets': expected [begin, end], got " + brief(off));
     if (begin > end || end > data_size)
       throw bad(field + ": field 'data_offsets': [" + std::to_string(begin) + ", " + std::to_string(end) + ") is not inside the " +
                 std::to_string(data_size) + " data bytes");
     if (end - begin != mul_sat(numel, known->second))
-      throw bad(field + ": field 'data_offsets': spans " + std::to_string(end - begin) + " bytes, but shape " + shape.dump() + " of " +
+      throw bad(field + ": field 'data_offsets': spans " + std::to_string(end - begin) + " bytes, but shape " + brief(shape) + " of " +
                 known->first + " needs " + (numel == UINT64_MAX ? std::string("more than 2^64") : std::to_string(numel * known->second)));
     t.numel = size_t(numel);
     t.offset = data_start + begin;

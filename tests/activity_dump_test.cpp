@@ -315,15 +315,16 @@ TEST(ActivityDump, CorruptOrTruncatedFilesGiveAClearError) {
 // A dump whose header and columns disagree, or whose dense view would not fit: named, never
 // a crash or a bad_alloc. Built with the FlatBuffers builder as a foreign writer would.
 std::vector<uint8_t> dump_bytes(uint32_t width, uint32_t height, size_t intervals, uint32_t column_count,
-                                uint64_t interval_cycles = 10, uint64_t cycles = 0) {
+                                uint64_t interval_cycles = 10, uint64_t cycles = 0, const std::string& name = "fmac_cycles",
+                                size_t entries = 1) {
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<uint64_t> starts(intervals);
   for (size_t k = 0; k < intervals; ++k) starts[k] = k * 10;
   auto tiles = fb::CreateColumn(fbb, 1, fbb.CreateVector(std::vector<uint8_t>{0}));
   std::vector<flatbuffers::Offset<fb::Column>> frames;
   for (size_t k = 0; k < intervals; ++k) frames.push_back(fb::CreateColumn(fbb, column_count, fbb.CreateVector(std::vector<uint8_t>(column_count, 1))));
-  auto metric = fb::CreateMetric(fbb, fbb.CreateString("fmac_cycles"), fbb.CreateString("cycles"), fbb.CreateVector(frames));
-  auto metrics = fbb.CreateVector(std::vector<flatbuffers::Offset<fb::Metric>>{metric});
+  auto metric = fb::CreateMetric(fbb, fbb.CreateString(name), fbb.CreateString("cycles"), fbb.CreateVector(frames));
+  auto metrics = fbb.CreateVector(std::vector<flatbuffers::Offset<fb::Metric>>(entries, metric));  // entries: one table, pointed at
   auto st = fbb.CreateVector(starts);
   fb::ActivityDumpBuilder b(fbb);
   b.add_width(width);
@@ -366,6 +367,20 @@ TEST(ActivityDump, IntervalsLongerThanTheHeadersOrOfNoCyclesAreRefused) {
   expect_usage_error(write("long_last.wsad", dump_bytes(4, 3, 3, 1, 10, 1'000'000'000'000)),
                      "interval 2 is 999999999980 cycles long, beyond the 10 of field 'interval_cycles' (field 'cycles' 1000000000000)");
   expect_usage_error(write("long_mid.wsad", dump_bytes(4, 3, 3, 1, 5)), "interval 0 is 10 cycles long, beyond the 5");
+}
+
+// Found by a fuzzing campaign of large inputs: many entries of a dump may point at one metric, and
+// each took a copy of its name (a megabyte's name 3000 times: 5.9 GB, past --max-memory); two
+// metrics of one name drew one picture over the other, exit 0.
+TEST(ActivityDump, LongNamesAndNamesGivenTwiceAreRefused) {
+  auto write = [](const std::string& name, const std::vector<uint8_t>& b) {
+    fs::path p = temp_file(name);
+    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+    return p;
+  };
+  EXPECT_EQ(load_dump_view(write("name256.wsad", dump_bytes(4, 3, 2, 1, 10, 0, std::string(256, 'm')))).pe_metrics.size(), 1u);
+  expect_usage_error(write("name257.wsad", dump_bytes(4, 3, 2, 1, 10, 0, std::string(257, 'm'))), "a name of 257 bytes (at most 256 expected)");
+  expect_usage_error(write("twice.wsad", dump_bytes(4, 3, 2, 1, 10, 0, "fmac_cycles", 2)), "PE metric 'fmac_cycles' given twice");
 }
 
 }  // namespace

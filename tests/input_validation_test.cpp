@@ -84,6 +84,25 @@ TEST(CheckpointValidation, EveryContradictionIsNamed) {
   bad_checkpoint("meta.st", R"({"__metadata__":{"step":3}})", 0, {"field '__metadata__.step'", "expected a string"});
   bad_checkpoint("meta2.st", R"({"__metadata__":[1,2]})", 0, {"field '__metadata__'", "expected an object"});
   bad_checkpoint("notjson.st", "{\"a\":", 0, {"header is not valid JSON"});
+  // Found by a fuzzing campaign of large inputs: a dtype nested 100,000 lists deep overflowed the
+  // stack when its message printed it (SIGSEGV), and a shape of 500,000 dimensions made a message
+  // of a megabyte.
+  bad_checkpoint("deep.st", R"({"a":{"dtype":)" + std::string(100000, '[') + std::string(100000, ']') + R"(,"shape":[1],"data_offsets":[0,4]}})",
+                 4, {"header nests values more than 4 levels deep"});
+  {
+    std::string dims;
+    for (int i = 0; i < 500000; ++i) dims += i ? ",1" : "1";
+    const fs::path p = safetensors("long_shape.st", R"({"a":{"dtype":"F32","shape":[)" + dims + R"(],"data_offsets":[0,4]}})", 4);
+    try {
+      SafetensorsFile f(p);
+      ADD_FAILURE() << "accepted";
+    } catch (const UsageError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("field 'shape': expected a list of at most 8 dimensions, got [1,1,1"), std::string::npos) << what.substr(0, 300);
+      EXPECT_NE(what.find("(1000001 characters)"), std::string::npos) << what.substr(0, 300);
+      EXPECT_LT(what.size(), 400u);
+    }
+  }
   bad_checkpoint("array.st", "[1,2,3]", 0, {"header is not a JSON object"});
   // A header length past the end of the file.
   const fs::path p = dir() / "len.st";

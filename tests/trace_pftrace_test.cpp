@@ -11,6 +11,7 @@
 
 #include "activity_test_support.hpp"
 #include "pe_test_support.hpp"
+#include "tools/perfetto/perfetto_trace.pb.h"
 #include "tools/pftrace_reader.hpp"
 
 #include <nlohmann/json.hpp>
@@ -361,6 +362,44 @@ TEST(TracePftrace, AJsonTraceNamesATopLevelSliceTrack) {
     }
   EXPECT_EQ(named, 2);
   EXPECT_EQ(j["otherData"]["description"], "wse trace of step 1 across the cluster's actors: 2 wafer(s), each a 4x2 wse2 mesh, from wafer cycle 0");
+}
+
+// Found by a fuzzing campaign of large inputs: every slice begun copies its interned name, so one
+// name of a megabyte begun thousands of times (a file of a megabyte) took gigabytes before the
+// reader got to the trace's end. What open slices hold is bounded: 70 begins of a 1 MiB name.
+TEST(TracePftrace, SlicesLeftOpenCannotHoldMoreThanTheReadersBound) {
+  namespace pp = perfetto::protos;
+  pp::Trace trace;
+  pp::TracePacket* p = trace.add_packet();
+  p->set_trusted_packet_sequence_id(1);
+  p->set_sequence_flags(pp::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
+  p->mutable_trace_packet_defaults()->set_timestamp_clock_id(64);
+  pp::ClockSnapshot* cs = p->mutable_clock_snapshot();
+  pp::ClockSnapshot::Clock* boot = cs->add_clocks();
+  boot->set_clock_id(pp::BUILTIN_CLOCK_BOOTTIME), boot->set_timestamp(0);
+  pp::ClockSnapshot::Clock* inc = cs->add_clocks();
+  inc->set_clock_id(64), inc->set_timestamp(0), inc->set_is_incremental(true);
+  p = trace.add_packet();
+  p->set_trusted_packet_sequence_id(1);
+  p->mutable_track_descriptor()->set_uuid(1);
+  p->mutable_track_descriptor()->set_name("x");
+  for (int i = 0; i < 70; ++i) {
+    p = trace.add_packet();
+    p->set_trusted_packet_sequence_id(1);
+    if (i == 0) {  // interned with the first event
+      pp::EventName* name = p->mutable_interned_data()->add_event_names();
+      name->set_iid(1), name->set_name(std::string(1u << 20, 'n'));
+    }
+    p->set_timestamp(1);
+    p->mutable_track_event()->set_type(pp::TrackEvent::TYPE_SLICE_BEGIN);
+    p->mutable_track_event()->set_track_uuid(1);
+    p->mutable_track_event()->set_name_iid(1);
+  }
+  const auto file = test::temp_file("open_slices.pftrace");
+  std::ofstream(file, std::ios::binary) << trace.SerializeAsString();
+  ASSERT_LT(std::filesystem::file_size(file), 2u << 20);
+  test::expect_error<UsageError>([&] { read_pftrace(file, {}); },
+                                 {"trace " + file.string(), "slices begun and not yet ended hold more than 64 MiB"});
 }
 
 TEST(TracePftrace, ReaderRejectsCorruptTracesWithTheFileName) {

@@ -292,6 +292,24 @@ TEST(VizWrite, FramesBeyondTheCapMergeConsecutiveIntervals) {
   EXPECT_EQ(write_viz(d, scratch("uncapped"), o).intervals_per_frame, 1u);
 }
 
+// Two metric names that keep to one file stem ("a.b" and "a_b"): the second's pictures are
+// numbered, never drawn over the first's (found by a fuzzing campaign: two metrics of one name
+// drew one PNG, exit 0; the reader now refuses a name given twice, and names that only look alike
+// as files are told apart here).
+TEST(VizWrite, NamesThatMakeOneFileNameGetPicturesOfTheirOwn) {
+  DumpView d = wse::testing::demo_dump(8, 4, 2);
+  d.pe_metrics[0].name = "busy.cycles";
+  d.pe_metrics[1].name = "busy_cycles";
+  const fs::path dir = scratch("stems");
+  VizOptions o;
+  o.max_frames = 2;
+  write_viz(d, dir, o);
+  EXPECT_TRUE(fs::exists(dir / "busy_cycles.png"));
+  EXPECT_TRUE(fs::exists(dir / "busy_cycles_2.png"));
+  EXPECT_TRUE(fs::exists(dir / "frames" / "busy_cycles_2_0001.png"));
+  EXPECT_NE(read_png(dir / "busy_cycles.png").rgb, read_png(dir / "busy_cycles_2.png").rgb);  // two metrics, two pictures
+}
+
 TEST(VizWrite, MetricOptionSelectsOneAndUnknownMetricIsAUsageError) {
   const DumpView d = wse::testing::demo_dump(8, 4, 2);
   const fs::path dir = scratch("metric");

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <set>
 
 #include "core/errors.hpp"
 #include "io/input_file.hpp"
@@ -45,6 +46,10 @@ struct Reader {
 };
 
 std::string str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+// Names and units wse writes are a few words; many entries of a dump may point at one table, so a
+// long name copied per entry multiplied the file (a megabyte's name, 3000 times: gigabytes).
+constexpr size_t kMaxNameBytes = 256;
 
 // The verifier checks a vector's length word for 4-byte alignment, not its elements: a corrupt
 // buffer can put 8-byte numbers at an address 4 mod 8, and reading them is undefined (found by
@@ -121,6 +126,11 @@ DumpView load_dump_view(const std::filesystem::path& path) {
     }
   }
 
+  auto name = [&](const flatbuffers::String* text, const char* what) {
+    if (text && text->size() > kMaxNameBytes)
+      rd.fail(std::string("a ") + what + " of " + std::to_string(text->size()) + " bytes (at most " + std::to_string(kMaxNameBytes) + " expected)");
+    return str(text);
+  };
   auto metric_frames = [&](const fb::Metric* m, size_t expect_frames, size_t count, const char* what,
                            auto&& store) {
     if (!m || !m->frames()) rd.fail(std::string("missing frames in ") + what);
@@ -135,7 +145,8 @@ DumpView load_dump_view(const std::filesystem::path& path) {
                       std::vector<MetricGrid>& out, const char* what) {
     if (!ms) return;
     for (const fb::Metric* m : *ms) {
-      MetricGrid g{str(m->name()), str(m->unit()),
+      if (!m) rd.fail(std::string("missing ") + what);
+      MetricGrid g{name(m->name(), "name"), name(m->unit(), "unit"),
                    std::vector<std::vector<uint32_t>>(frames, std::vector<uint32_t>(grid, 0))};
       metric_frames(m, frames, ntiles, what, [&](size_t k, size_t i, uint64_t x) { g.frames[k][v.tiles[i]] = Reader::u32(x); });
       out.push_back(std::move(g));
@@ -145,7 +156,8 @@ DumpView load_dump_view(const std::filesystem::path& path) {
                   std::vector<MetricGrid>& out, const char* what) {
     if (!ms) return;
     for (const fb::Metric* m : *ms) {
-      MetricGrid g{str(m->name()), str(m->unit()), std::vector<std::vector<uint32_t>>(n, std::vector<uint32_t>(count))};
+      if (!m) rd.fail(std::string("missing ") + what);
+      MetricGrid g{name(m->name(), "name"), name(m->unit(), "unit"), std::vector<std::vector<uint32_t>>(n, std::vector<uint32_t>(count))};
       metric_frames(m, n, count, what, [&](size_t k, size_t i, uint64_t x) { g.frames[k][i] = Reader::u32(x); });
       out.push_back(std::move(g));
     }
@@ -176,7 +188,7 @@ DumpView load_dump_view(const std::filesystem::path& path) {
     for (const fb::Series* s : *d->series()) {
       if (!s->values() || s->values()->size() != n) rd.fail("series '" + str(s->name()) + "' does not have one value per interval");
       if (!aligned(s->values())) rd.fail("corrupt: the values of series '" + str(s->name()) + "' are not 8-byte aligned");
-      v.series.push_back({str(s->name()), str(s->unit()), {s->values()->begin(), s->values()->end()}});
+      v.series.push_back({name(s->name(), "series name"), name(s->unit(), "unit"), {s->values()->begin(), s->values()->end()}});
     }
   }
   pe_grids(d->sram_buffers(), 1, v.sram_buffers, "SRAM buffer");
@@ -188,6 +200,19 @@ DumpView load_dump_view(const std::filesystem::path& path) {
   }
   if (d->lane_metrics() && !d->lanes()) rd.fail("lane metrics without lanes");
   flat(d->lane_metrics(), v.lanes.size(), v.lane_metrics, "lane metric");
+  // A name given twice would draw one picture over the other (busy_cycles is derived from the
+  // receive, fmac and move cycles: a dump's own of that name is one too many).
+  auto unique = [&](const std::vector<MetricGrid>& grids, const char* what) {
+    std::set<std::string> seen;
+    for (const MetricGrid& g : grids)
+      if (!seen.insert(g.name).second)
+        rd.fail(std::string(what) + " '" + g.name + "' given twice" + (g.name == "busy_cycles" ? " (wse derives it from receive, fmac and move cycles)" : ""));
+  };
+  unique(v.pe_metrics, "PE metric");
+  unique(v.link_metrics, "link metric");
+  unique(v.colour_metrics, "colour metric");
+  unique(v.lane_metrics, "lane metric");
+  unique(v.sram_buffers, "SRAM buffer");
   return v;
 }
 

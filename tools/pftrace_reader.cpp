@@ -15,6 +15,16 @@ namespace pp = perfetto::protos;
 namespace {
 
 constexpr uint64_t kMaxPacketBytes = 64u << 20;
+// What the slices still open may hold of names and arguments: each takes a copy of an interned
+// name, so a trace of one long name begun thousands of times (a megabyte of file) held gigabytes.
+// A trace `wse trace` writes holds a few slices open a track, of short names.
+constexpr uint64_t kMaxOpenBytes = 64u << 20;
+
+uint64_t held_bytes(const PftraceSlice& sl) {
+  uint64_t b = sizeof sl + sl.name.size() + 8 * (sl.flows_out.size() + sl.flows_in.size());
+  for (const PftraceArg& a : sl.args) b += sizeof a + a.name.size() + a.text.size();
+  return b;
+}
 
 struct Sequence {
   bool cleared = false;                 // incremental state set up
@@ -61,6 +71,7 @@ PftraceSummary read_pftrace(const std::filesystem::path& file, const PftraceCall
   std::unordered_map<uint32_t, Sequence> seqs;
   std::unordered_map<uint64_t, PftraceTrack> tracks;
   std::unordered_map<uint64_t, std::vector<PftraceSlice>> open;  // per track: the open slices
+  uint64_t open_bytes = 0;                                       // what they hold (kMaxOpenBytes)
   pp::TracePacket p;
   std::string bytes;
   for (;;) {
@@ -162,6 +173,10 @@ PftraceSummary read_pftrace(const std::filesystem::path& file, const PftraceCall
         }
         sl.flows_out.assign(e.flow_ids().begin(), e.flow_ids().end());
         sl.flows_in.assign(e.terminating_flow_ids().begin(), e.terminating_flow_ids().end());
+        open_bytes += held_bytes(sl);
+        if (open_bytes > kMaxOpenBytes)
+          fail("slices begun and not yet ended hold more than " + std::to_string(kMaxOpenBytes >> 20) +
+               " MiB of names and arguments (not a trace wse writes)");
         open[track].push_back(std::move(sl));
         break;
       }
@@ -170,6 +185,7 @@ PftraceSummary read_pftrace(const std::filesystem::path& file, const PftraceCall
         if (o == open.end() || o->second.empty()) fail("a slice end on track '" + tit->second.name + "' with no slice open");
         PftraceSlice sl = std::move(o->second.back());
         o->second.pop_back();
+        open_bytes -= held_bytes(sl);
         if (ts < sl.start) fail("a slice that ends before it begins");
         sl.end = ts;
         ++sum.slices;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
@@ -151,9 +152,13 @@ VizResult write_viz(const DumpView& d, const fs::path& out_dir, const VizOptions
   auto drew = [&] {
     if (opt.progress) opt.progress(++drawn, pictures);
   };
+  std::set<std::string> stems;
   for (const MetricGrid* m : chosen) {
     r.metrics.push_back(m->name);
-    const std::string stem = file_stem(m->name);
+    // Two names may keep to one stem ("a.b", "a_b"): the second's pictures get a number, never
+    // drawn over the first's.
+    std::string stem = file_stem(m->name);
+    for (int k = 2; !stems.insert(stem).second; ++k) stem = file_stem(m->name) + "_" + std::to_string(k);
     const std::vector<uint32_t> total = run_summary(d, *m);
     HeatmapSpec s;
     s.width = d.width;

@@ -1,0 +1,84 @@
+// The training progress bar (host/progress.hpp), drawn on a pseudo-terminal as a user's terminal
+// would show it: a resumed run's bar in the run's own step numbers (found by a long-run audit:
+// "step 1265/1474" beside log lines at step 1665), a long step saying which pass it is on, and
+// rates below one image a second in significant digits ("0 images/s" for a step of 206 s).
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <pty.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <thread>
+
+#include "host/progress.hpp"
+
+namespace wse {
+namespace {
+
+TEST(Progress, RatesAndLossesReadAsNumbers) {
+  EXPECT_EQ(rate_text(1151.4), "1151");
+  EXPECT_EQ(rate_text(48.31), "48.3");
+  EXPECT_EQ(rate_text(1.0 / 206), "0.00485");
+  EXPECT_EQ(rate_text(0), "0");
+  EXPECT_EQ(loss_text(2.30471), "2.3047");
+  EXPECT_EQ(loss_text(std::numeric_limits<double>::quiet_NaN()), "not finite");
+}
+
+// stderr on a pseudo-terminal for the test's length; what was drawn is read from its other end.
+class OnATerminal {
+ public:
+  OnATerminal() {
+    if (openpty(&master_, &slave_, nullptr, nullptr, nullptr) != 0) return;
+    fcntl(master_, F_SETFL, O_NONBLOCK);
+    std::fflush(stderr);
+    saved_ = dup(STDERR_FILENO);
+    dup2(slave_, STDERR_FILENO);
+  }
+  ~OnATerminal() {
+    std::fflush(stderr);
+    if (saved_ >= 0) dup2(saved_, STDERR_FILENO), close(saved_);
+    if (slave_ >= 0) close(slave_);
+    if (master_ >= 0) close(master_);
+  }
+  bool ok() const { return saved_ >= 0; }
+  std::string drawn() {
+    std::fflush(stderr);
+    std::string out;
+    char buf[4096];
+    for (ssize_t n; (n = read(master_, buf, sizeof buf)) > 0;) out.append(buf, size_t(n));
+    return out;
+  }
+
+ private:
+  int master_ = -1, slave_ = -1, saved_ = -1;
+};
+
+TEST(Progress, AResumedRunsBarCountsTheRunsStepsAndALongStepSaysWhatItIsOn) {
+  OnATerminal term;
+  ASSERT_TRUE(term.ok());
+  // A run resumed after step 400 of 1874: this run takes 1474 steps.
+  Progress bar(1474, 64, 400);
+  bar.step(1, 0.3612, 1);
+  std::string text = term.drawn();
+  EXPECT_NE(text.find("] step 401/1874  epoch 1  loss 0.3612"), std::string::npos) << text;
+  EXPECT_EQ(text.find("step 1/1474"), std::string::npos) << text;
+  // Within the next step: nothing in its first second, then the pass and the wafer cycle.
+  bar.busy("fc2 bwd", 1000);
+  EXPECT_EQ(term.drawn().find("fc2 bwd"), std::string::npos);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  bar.busy("fc2 bwd", 123456);
+  text = term.drawn();
+  EXPECT_NE(text.find("step 402/1874  fc2 bwd at cycle 123456, 1s in"), std::string::npos) << text;
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));  // (at most five drawings a second)
+  bar.busy("fc1 fwd", 7, "test pass");
+  text = term.drawn();
+  EXPECT_NE(text.find("test pass  fc1 fwd at cycle 7"), std::string::npos) << text;
+  bar.clear();
+}
+
+}  // namespace
+}  // namespace wse
