@@ -59,6 +59,12 @@ inline T scalar(const YAML::Node& n, const std::string& where, const std::string
       throw ConfigError(where + ": field '" + field + "': expected " + expected + ", got " + describe(n) + " tagged " + n.Tag() +
                         " (leave the tag out)");
   }
+  // No name, kind or path holds a control byte: one (an escape, say) is a damaged file, and its
+  // messages would carry it to the terminal raw.
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (n.IsScalar() && shown(n.Scalar()) != n.Scalar())
+      throw ConfigError(where + ": field '" + field + "': expected " + expected + ", got " + describe(n) + ", which holds a control character");
+  }
   try {
     if (!n.IsScalar()) throw YAML::Exception(n.Mark(), "");
     return n.as<T>();

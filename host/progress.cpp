@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -40,6 +41,27 @@ std::string Progress::eta(uint64_t done, uint64_t total) const {
   return buf;
 }
 
+namespace {
+
+// The terminal's width in columns (80 when it does not say).
+size_t columns() {
+  winsize w{};
+  return ioctl(fileno(stderr), TIOCGWINSZ, &w) == 0 && w.ws_col > 0 ? w.ws_col : 80;
+}
+
+}  // namespace
+
+void Progress::show(const char* line) {
+  // Cut to the terminal's width: a line that wraps leaves its first row behind at every redraw
+  // (the bar is about 100 columns; an 80-column terminal filled with stale rows).
+  std::string text = line;
+  const size_t room = columns() - 1;
+  if (text.size() > room) text.resize(room);
+  std::fprintf(stderr, "\r\033[K%s", text.c_str());
+  std::fflush(stderr);
+  shown_ = true;
+}
+
 void Progress::step(uint64_t done, double loss, uint64_t epoch) {
   if (!tty_) return;
   const auto now = std::chrono::steady_clock::now();
@@ -53,11 +75,11 @@ void Progress::step(uint64_t done, double loss, uint64_t epoch) {
   char bar[kWidth + 1];
   for (int i = 0; i < kWidth; ++i) bar[i] = i < filled ? '#' : '.';
   bar[kWidth] = 0;
-  std::fprintf(stderr, "\r  [%s] step %llu/%llu  epoch %llu  loss %s  %s images/s  ETA %s   ", bar, (unsigned long long)run_done,
-               (unsigned long long)run_total, (unsigned long long)epoch, loss_text(loss).c_str(),
-               rate_text(secs > 0 ? double(done) * batch_ / secs : 0.0).c_str(), eta(done).c_str());
-  std::fflush(stderr);
-  shown_ = true;
+  char line[256];
+  std::snprintf(line, sizeof line, "  [%s] step %llu/%llu  epoch %llu  loss %s  %s images/s  ETA %s", bar, (unsigned long long)run_done,
+                (unsigned long long)run_total, (unsigned long long)epoch, loss_text(loss).c_str(),
+                rate_text(secs > 0 ? double(done) * batch_ / secs : 0.0).c_str(), eta(done).c_str());
+  show(line);
 }
 
 void Progress::busy(const std::string& what, uint64_t cycle, const char* phase) {
@@ -78,14 +100,14 @@ void Progress::busy(const std::string& what, uint64_t cycle, const char* phase) 
   char doing[48];
   if (phase) std::snprintf(doing, sizeof doing, "%.20s", phase);
   else std::snprintf(doing, sizeof doing, "step %llu/%llu", (unsigned long long)(run_done + 1), (unsigned long long)run_total);
-  std::fprintf(stderr, "\r  [%s] %s  %.24s at cycle %llu, %s in   ", bar, doing, what.c_str(), (unsigned long long)cycle, elapsed);
-  std::fflush(stderr);
-  shown_ = true;
+  char line[256];
+  std::snprintf(line, sizeof line, "  [%s] %s  %.24s at cycle %llu, %s in", bar, doing, what.c_str(), (unsigned long long)cycle, elapsed);
+  show(line);
 }
 
 void Progress::clear() {
   if (!tty_ || !shown_) return;
-  std::fprintf(stderr, "\r%*s\r", 110, "");
+  std::fprintf(stderr, "\r\033[K");
   std::fflush(stderr);
   shown_ = false;
 }

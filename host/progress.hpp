@@ -38,6 +38,8 @@ class Progress {
   std::string eta(uint64_t done, uint64_t total) const;
 
  private:
+  void show(const char* line);  // draws `line` in the bar's place, cut to the terminal's width
+
   uint64_t total_;
   uint32_t batch_;
   uint64_t before_;

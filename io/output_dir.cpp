@@ -331,7 +331,8 @@ fs::path OutputDir::entry_in(const std::string& folder, const std::string& name)
   const std::string line = folder + "/" + name;
   if (std::find(entries_.begin(), entries_.end(), line) == entries_.end()) {
     entries_.push_back(line);
-    append_record(line);
+    if (previous_has(line)) write_record();  // recorded already, as the previous run's: not twice
+    else append_record(line);
   }
   return dir_ / folder / name;
 }

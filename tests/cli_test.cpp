@@ -121,6 +121,7 @@ TEST(Cli, BadConfigsGiveAClearErrorAndExitCode2) {
       // A control byte in a key was printed raw: "unknown field 'machine'" beside a list naming machine.
       {"control.yaml", "mach\x19ine: wse2\ngemv: {rows: 4, cols: 4}\n", "unknown field 'mach\\x19ine'"},
       {"control_value.yaml", "gemv: {rows: \"4\\e[2J\", cols: 4}\n", "string '4\\x1b[2J'"},
+      {"control_kernel.yaml", "kernel: \"ge\\emv\"\ngemv: {rows: 4, cols: 4}\n", "field 'kernel': expected a kernel name, got 'ge\\x1bmv', which holds a control character"},
   };
   for (const BadConfig& c : cases) {
     Output o = wse("run " + write(c.name, c.yaml).string() + " --out " +

@@ -273,7 +273,7 @@ TEST(OutputDir, AFailedOverwriteKeepsWhatItHadNotReplacedAndRecordsBothRuns) {
   EXPECT_EQ(slurp(d / "checkpoints" / "step_2.safetensors"), "step_2.safetensors");  // kept
   EXPECT_EQ(slurp(d / "report.json"), "first");  // kept: its replacement was never written
   std::vector<std::string> rec = OutputDir::recorded(d);
-  std::sort(rec.begin(), rec.end());
+  std::sort(rec.begin(), rec.end());  // each once
   EXPECT_EQ(rec, (std::vector<std::string>{"checkpoints", "checkpoints/step_1.safetensors", "checkpoints/step_2.safetensors", "report.json"}));
   {
     OutputDir third(d, {"--out", true, false, ""});

@@ -31,8 +31,10 @@ TEST(Progress, RatesAndLossesReadAsNumbers) {
 // stderr on a pseudo-terminal for the test's length; what was drawn is read from its other end.
 class OnATerminal {
  public:
-  OnATerminal() {
-    if (openpty(&master_, &slave_, nullptr, nullptr, nullptr) != 0) return;
+  explicit OnATerminal(unsigned short columns = 120) {
+    winsize size{};
+    size.ws_row = 24, size.ws_col = columns;
+    if (openpty(&master_, &slave_, nullptr, nullptr, &size) != 0) return;
     fcntl(master_, F_SETFL, O_NONBLOCK);
     std::fflush(stderr);
     saved_ = dup(STDERR_FILENO);
@@ -78,6 +80,22 @@ TEST(Progress, AResumedRunsBarCountsTheRunsStepsAndALongStepSaysWhatItIsOn) {
   text = term.drawn();
   EXPECT_NE(text.find("test pass  fc1 fwd at cycle 7"), std::string::npos) << text;
   bar.clear();
+}
+
+// Found by the verification of this round: the bar (about 100 columns) wrapped on an 80-column
+// terminal, and each redraw's carriage return went back only to its second row, leaving the first
+// behind: a screen of stale bars. Each drawing is cut to the terminal's width.
+TEST(Progress, ALineIsCutToTheTerminalsWidth) {
+  OnATerminal term(80);
+  ASSERT_TRUE(term.ok());
+  Progress bar(874, 64, 1000);  // after step 1000 of 1874: 1001 of 1874 is 16 of the bar's 30
+  bar.step(1, 0.3612, 2);
+  const std::string text = term.drawn();
+  const size_t at = text.rfind("\033[K");
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::string line = text.substr(at + 3);
+  EXPECT_EQ(line.size(), 79u) << line;
+  EXPECT_EQ(line.rfind("  [################..............] step 1001/1874  epoch 2  loss 0.3612", 0), 0u) << line;
 }
 
 }  // namespace
