@@ -248,6 +248,41 @@ TEST(PeDsd, AnAsyncOpRunsOnAMicrothreadBesideTheMainThread) {
   EXPECT_EQ(r.wafer.pe({0, 0}).counters.setup_cycles, 44u);
 }
 
+// An async op with a fabric operand issued behind a streaming op waits in the main thread's queue,
+// and the microthread that takes it from there sets it up as a directly issued one is (44 cycles
+// from its launch to its first element, docs/machine-spec.md's fabric_dsd_setup_cycles). Found by
+// a mutation test: launched from the queue without its setup, it ran 44 cycles early, and no test
+// saw it. The receiver takes the stream's first half synchronously, the second half async.
+void half_then_async_half(PeContext& ctx) {
+  RowVars& v = row(ctx);
+  ctx.fmovs(ctx.mem(v.acc, kN / 2), fabin(kC, kN / 2));
+  ctx.fmovs(ctx.mem(v.buf, kN / 2), fabin(kC, kN / 2), {.async = true});  // queued behind the first
+}
+
+TEST(PeDsd, AnAsyncOpLaunchedFromTheQueueIsSetUpLikeOneIssuedDirectly) {
+  Row r(half_then_async_half);
+  r.receiver.block(kC);
+  std::vector<TaskCost> log;
+  r.run(&log);
+  for (uint32_t i = 0; i < kN / 2; ++i) {
+    EXPECT_EQ(r.vars(1).acc[i], float(i) + 0.25f) << i;
+    EXPECT_EQ(r.vars(1).buf[i], float(kN / 2 + i) + 0.25f) << i;
+  }
+  const TaskCost *first = nullptr, *second = nullptr;
+  for (const TaskCost& t : log)
+    if (t.op && t.thread == 0) first = &t;
+    else if (t.op && t.thread == 1) second = &t;
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  // The first half from 51 (as AStreamingOpMovesOneElementPerCycleAfterItsSetup), one a cycle;
+  // the second op launched from the queue when it ends, its first element 44 cycles later (the
+  // stream has waited in the input queue since), one a cycle after it.
+  EXPECT_EQ(first->start, 51u);
+  EXPECT_EQ(first->end(), 51u + kN / 2);
+  EXPECT_EQ(second->start, first->end() + test::wse2().fabric_dsd_setup_cycles);
+  EXPECT_EQ(second->end(), second->start + kN / 2);
+}
+
 // A send stall is a cycle the datapath has nothing else to do: while a microthread waits for room
 // in its output queue, the main thread's SIMD work goes on, and those cycles are FMAC cycles, not
 // stalls (they were both: more datapath cycles than the PE had; found by a PE-semantics audit).
