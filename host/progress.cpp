@@ -30,18 +30,25 @@ Progress::Progress(uint64_t total_steps, uint32_t batch, uint64_t before)
       start_(std::chrono::steady_clock::now()),
       step_began_(start_) {}
 
-std::string Progress::eta(uint64_t done, uint64_t total) const {
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  if (done == 0) return "?";
-  const uint64_t left = uint64_t(secs / double(done) * double(total - std::min(done, total)) + 0.5);
+namespace {
+
+// Seconds as "1h02m", "3m05s" or "12s".
+std::string duration_text(uint64_t secs) {
   char buf[32];
-  if (left >= 3600) std::snprintf(buf, sizeof buf, "%lluh%02llum", (unsigned long long)(left / 3600), (unsigned long long)(left % 3600 / 60));
-  else if (left >= 60) std::snprintf(buf, sizeof buf, "%llum%02llus", (unsigned long long)(left / 60), (unsigned long long)(left % 60));
-  else std::snprintf(buf, sizeof buf, "%llus", (unsigned long long)left);
+  if (secs >= 3600) std::snprintf(buf, sizeof buf, "%lluh%02llum", (unsigned long long)(secs / 3600), (unsigned long long)(secs % 3600 / 60));
+  else if (secs >= 60) std::snprintf(buf, sizeof buf, "%llum%02llus", (unsigned long long)(secs / 60), (unsigned long long)(secs % 60));
+  else std::snprintf(buf, sizeof buf, "%llus", (unsigned long long)secs);
   return buf;
 }
 
-namespace {
+// "[#####.........]": `done` of `total` over 30 characters.
+std::string bar_text(uint64_t done, uint64_t total) {
+  constexpr int kWidth = 30;
+  const int filled = total ? int(double(done) / double(total) * kWidth) : kWidth;
+  std::string bar = "[";
+  for (int i = 0; i < kWidth; ++i) bar += i < filled ? '#' : '.';
+  return bar + "]";
+}
 
 // The terminal's width in columns (80 when it does not say).
 size_t columns() {
@@ -50,6 +57,12 @@ size_t columns() {
 }
 
 }  // namespace
+
+std::string Progress::eta(uint64_t done, uint64_t total) const {
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (done == 0) return "?";
+  return duration_text(uint64_t(secs / double(done) * double(total - std::min(done, total)) + 0.5));
+}
 
 void Progress::show(const char* line) {
   // Cut to the terminal's width: a line that wraps leaves its first row behind at every redraw
@@ -69,14 +82,10 @@ void Progress::step(uint64_t done, double loss, uint64_t epoch) {
   if (shown_ && done < total_ && now - last_draw_ < std::chrono::milliseconds(200)) return;
   last_draw_ = now;
   const double secs = std::chrono::duration<double>(now - start_).count();
-  constexpr int kWidth = 30;
   const uint64_t run_done = before_ + done, run_total = before_ + total_;  // the run's own step numbers
-  const int filled = run_total ? int(double(run_done) / double(run_total) * kWidth) : kWidth;
-  char bar[kWidth + 1];
-  for (int i = 0; i < kWidth; ++i) bar[i] = i < filled ? '#' : '.';
-  bar[kWidth] = 0;
   char line[256];
-  std::snprintf(line, sizeof line, "  [%s] step %llu/%llu  epoch %llu  loss %s  %s images/s  ETA %s", bar, (unsigned long long)run_done,
+  std::snprintf(line, sizeof line, "  %s step %llu/%llu  epoch %llu  loss %s  %s images/s  ETA %s", bar_text(run_done, run_total).c_str(),
+                (unsigned long long)run_done,
                 (unsigned long long)run_total, (unsigned long long)epoch, loss_text(loss).c_str(),
                 rate_text(secs > 0 ? double(done) * batch_ / secs : 0.0).c_str(), eta(done).c_str());
   show(line);
@@ -89,19 +98,12 @@ void Progress::busy(const std::string& what, uint64_t cycle, const char* phase) 
   last_draw_ = now;
   const uint64_t in_step = uint64_t(std::chrono::duration<double>(now - step_began_).count());
   const uint64_t run_done = before_ + done_, run_total = before_ + total_;
-  constexpr int kWidth = 30;
-  const int filled = run_total ? int(double(run_done) / double(run_total) * kWidth) : kWidth;
-  char bar[kWidth + 1];
-  for (int i = 0; i < kWidth; ++i) bar[i] = i < filled ? '#' : '.';
-  bar[kWidth] = 0;
-  char elapsed[32];
-  if (in_step >= 60) std::snprintf(elapsed, sizeof elapsed, "%llum%02llus", (unsigned long long)(in_step / 60), (unsigned long long)(in_step % 60));
-  else std::snprintf(elapsed, sizeof elapsed, "%llus", (unsigned long long)in_step);
   char doing[48];
   if (phase) std::snprintf(doing, sizeof doing, "%.20s", phase);
   else std::snprintf(doing, sizeof doing, "step %llu/%llu", (unsigned long long)(run_done + 1), (unsigned long long)run_total);
   char line[256];
-  std::snprintf(line, sizeof line, "  [%s] %s  %.24s at cycle %llu, %s in", bar, doing, what.c_str(), (unsigned long long)cycle, elapsed);
+  std::snprintf(line, sizeof line, "  %s %s  %.24s at cycle %llu, %s in", bar_text(run_done, run_total).c_str(), doing, what.c_str(),
+                (unsigned long long)cycle, duration_text(in_step).c_str());
   show(line);
 }
 

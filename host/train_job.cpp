@@ -74,8 +74,9 @@ uint64_t test_stop_after_step() {
   return v ? std::strtoull(v, nullptr, 10) : 0;
 }
 // The bar's word from within a step: wafer 0's cycle-level passes report their wafer cycle to it
-// (the engine's progress hook, about every 4096 cycles), from the thread running that wafer while
-// the main thread waits in train_step, so one thread at a time.
+// (the engine's progress hook, about every 4096 cycles) from the thread running that wafer, the
+// main thread in train_step or a pool thread it waits for: one thread at a time, and none while
+// the main thread prints.
 struct StepProgress : KernelObserver {
   Progress* bar = nullptr;
   const char* phase = nullptr;  // "test pass", or null: a step
