@@ -99,6 +99,21 @@ TEST(FabricFlow, RoundRobinRemembersGrantsToLanesThatSentAlone) {
   std::vector<Cycle> cycles;
   for (const auto& g : got) cycles.push_back(g.cycle);
   EXPECT_EQ(cycles, (std::vector<Cycle>{2, 3, 5, 6}));
+
+  // The other way round: lane a (colour 0) granted last, then both contend at cycle 2. Round-robin
+  // grants b; a fixed priority would grant a again (found by a mutation test: only the case above,
+  // where both rules grant the same lane, and a congestion test told them apart).
+  Wafer again(test::spec(1), {2, 1});
+  auto [a2, b2, out2] = two_colour_merge(again.mesh(), Dir::East);
+  a2.enqueue(Wavelet{100, 0}), a2.enqueue(Wavelet{101, 0});
+  b2.enqueue(Wavelet{200, 1}), b2.enqueue(Wavelet{201, 1});
+  again.finalize(1);
+  a2.set_rate(PortRate{1, 2});  // cycles 0, 2
+  b2.set_start(2);              // cycles 2, 3
+  again.run(1000);
+  order.clear();
+  for (const auto& g : out2.received()) order.push_back(g.wavelet.payload);
+  EXPECT_EQ(order, (std::vector<uint32_t>{100, 200, 101, 201}));
 }
 
 // Starts with a long computation, then records what it received.
