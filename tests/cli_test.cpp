@@ -69,6 +69,23 @@ TEST(Cli, TheGemvExampleGivesTheChecksumTheDocsGive) {
   }
 }
 
+// Found by a mutation test: no test read fmac_utilization or active_pes (counting every tile, or
+// dividing by one PE more, passed). A 4x4 GEMV grid on a 6x5 mesh: the PEs with a program are the
+// grid's 16, its fmac cycles are its 64 x 64 MACs (one a cycle, fp32), and the utilization is
+// fmac cycles / (active PEs x cycles), as docs/cycle-engine.md defines it.
+TEST(Cli, FmacUtilizationCountsThePesWithAProgram) {
+  const fs::path cfg = write("sub_grid.yaml", "machine: wse2\nmesh: {width: 6, height: 5}\ngemv: {rows: 64, cols: 64, grid: {width: 4, height: 4}, seed: 7}\n");
+  const fs::path out = wse::test::process_scratch() / "sub_grid";
+  fs::remove_all(out);
+  Output o = wse("run " + cfg.string() + " --threads 1 --out " + out.string());
+  ASSERT_EQ(o.code, 0) << o.text;
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(out / "report.json"));
+  EXPECT_EQ(j["active_pes"], 16);
+  EXPECT_EQ(j["macs"], 64 * 64);
+  EXPECT_EQ(j["pe_cycles"]["fmac"], 64 * 64);
+  EXPECT_EQ(j["fmac_utilization"].get<double>(), 4096.0 / (16.0 * j["cycles"].get<double>()));
+}
+
 // --threads beyond what a mesh can use (a worker per row at most) runs on fewer, and the report
 // says so, as it does for the engine's own choice; a count it could use in full gets no note.
 TEST(Cli, AThreadCountTheMeshCannotUseIsNotedInTheReport) {

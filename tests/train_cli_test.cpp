@@ -61,6 +61,28 @@ TEST(TrainCli, TrainsPrintsLossAndAccuracyAndWritesTheReport) {
 // same at its end. (The next epoch's first step had been handed to the cluster before the test
 // pass, which waits for every step handed over: epoch 1 was scored after step 5, not 4, and step
 // 5 counted 0 wafer cycles, left out of the run's wafer time.) Found by a user audit.
+// Found by a mutation test: the functional step's argmax giving a tie to the last class passed
+// every test (their logits never tie), while the PE program gives it to the first. All-zero
+// weights make every logit 0, so both must predict class 0: the first 32 labels of Fashion-MNIST's
+// test set hold two 0s (read with Python's gzip: 9 2 1 1 6 1 4 6 5 7 4 5 7 3 4 1 2 4 8 0 2 5 7 9 1
+// 4 6 0 9 3 8 8), so 2 of 32, cycle by cycle and functionally.
+TEST(TrainCli, TiedLogitsGoToTheFirstClassOnTheMeshAndFunctionally) {
+  for (const char* detail : {"all", "none"}) {
+    const std::string yaml = std::string(
+                                 "machine: wse2\nmesh: {width: 4, height: 4}\nkernel: fc_train\n"
+                                 "model: {layers: [784, 16, 10], init: {weight: {kind: zeros}, bias: {kind: zeros}}}\n"
+                                 "data: {train_samples: 16, eval_samples: 32}\noptimizer: {kind: sgd, lr: 0.0}\n"
+                                 "training: {batch_size: 16, max_steps: 1, detail: ") +
+                             detail + "}\n";
+    const fs::path out = dir() / (std::string("ties_") + detail);
+    fs::remove_all(out);
+    Output o = wse("run " + write(std::string("ties_") + detail + ".yaml", yaml).string() + " --threads 1 --out " + out.string());
+    ASSERT_EQ(o.code, 0) << o.text;
+    const nlohmann::json r = nlohmann::json::parse(std::ifstream(out / "report.json"));
+    EXPECT_EQ(r["test_accuracy"].get<double>(), 2.0 / 32.0) << "training.detail " << detail;
+  }
+}
+
 TEST(TrainCli, AnEpochsTestPassScoresThatEpochsWeights) {
   const std::string base =
       "machine: wse2\nmesh: {width: 4, height: 2}\nkernel: fc_train\nmodel: {layers: [784, 16, 10]}\n"
