@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <new>
 #include <thread>
 
@@ -17,6 +18,7 @@
 #include "host/inspect_command.hpp"
 #include "host/job.hpp"
 #include "host/memory_budget.hpp"
+#include "host/progress.hpp"
 #include "host/thread_choice.hpp"
 #include "host/trace_command.hpp"
 #include "host/train_job.hpp"
@@ -30,10 +32,12 @@
 namespace {
 
 // A progress line on long runs, only when stderr, where it is drawn, is a terminal (never in a
-// pipe, a redirected log or CI: `wse run cfg 2>log` on a terminal wrote its escapes into the log).
-wse::ProgressFn progress_line(bool tty) {
+// pipe, a redirected log or CI: `wse run cfg 2>log` on a terminal wrote its escapes into the log):
+// the cycle, the time in, the pace and the cycle limit (host/progress.hpp, CycleLine).
+wse::ProgressFn progress_line(bool tty, wse::Cycle limit = 0) {
   if (!tty) return {};
-  return [](wse::Cycle now) { std::fprintf(stderr, "\r  cycle %llu ...", (unsigned long long)now); };
+  auto line = std::make_shared<wse::CycleLine>(limit);
+  return [line](wse::Cycle now) { line->at(now); };
 }
 
 int run_command(const std::string& config, unsigned threads, const std::filesystem::path& out_dir, wse::TrainModes modes) {
@@ -57,7 +61,7 @@ int run_command(const std::string& config, unsigned threads, const std::filesyst
   }
   wse::OutputDir out(out_dir, {"--out", modes.overwrite, false, modes.command, {{cfg.source, "the config this run reads"}}});  // writable, and this run's own
   const bool tty = isatty(STDERR_FILENO);
-  wse::ProgressFn progress = progress_line(tty);
+  wse::ProgressFn progress = progress_line(tty, cfg.max_cycles);
   const std::string what = cfg.kernel_config->describe();
   wse::ThreadChoice fitted = choice;
   wse::JobResult r = wse::run_job(cfg, fitted, progress, [&](unsigned workers) {

@@ -107,6 +107,36 @@ void Progress::busy(const std::string& what, uint64_t cycle, const char* phase) 
   show(line);
 }
 
+CycleLine::CycleLine(uint64_t limit) : limit_(limit), tty_(isatty(fileno(stderr)) != 0) {}
+
+void CycleLine::at(uint64_t cycle) {
+  if (!tty_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (!started_) started_ = true, start_ = now, first_ = cycle;  // (a traced layer starts after others ran: its own pace)
+  if (shown_ && now - last_draw_ < std::chrono::milliseconds(200)) return;
+  last_draw_ = now;
+  const double secs = std::chrono::duration<double>(now - start_).count();
+  char limit[48] = "";
+  if (limit_) std::snprintf(limit, sizeof limit, " (stops at %llu)", (unsigned long long)limit_);
+  char pace[48] = "";
+  if (secs > 0 && cycle > first_) std::snprintf(pace, sizeof pace, "  %s cycles/s", rate_text(double(cycle - first_) / secs).c_str());
+  char line[256];
+  std::snprintf(line, sizeof line, "  cycle %llu%s  %s in%s", (unsigned long long)cycle, limit, duration_text(uint64_t(secs)).c_str(), pace);
+  std::string text = line;
+  const size_t room = columns() - 1;
+  if (text.size() > room) text.resize(room);
+  std::fprintf(stderr, "\r\033[K%s", text.c_str());
+  std::fflush(stderr);
+  shown_ = true;
+}
+
+void CycleLine::clear() {
+  if (!tty_ || !shown_) return;
+  std::fprintf(stderr, "\r\033[K");
+  std::fflush(stderr);
+  shown_ = false;
+}
+
 void Progress::clear() {
   if (!tty_ || !shown_) return;
   std::fprintf(stderr, "\r\033[K");

@@ -3,7 +3,8 @@
 // times a second ([#####.....] step, epoch, the loss, images per second, ETA; within a long step,
 // the pass it is on and its wafer cycle); off a terminal
 // (a log file, CI) nothing, and the run's periodic log lines carry the same figures. `wse viz`
-// uses its clock and ETA for its own line (pictures drawn).
+// uses its clock and ETA for its own line (pictures drawn). CycleLine is the line of a run whose
+// length is not known before it ends (`wse run` of a GEMV or a reduce, `wse trace`).
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -47,6 +48,26 @@ class Progress {
   bool shown_ = false;
   uint64_t done_ = 0;  // the last step() call's
   std::chrono::steady_clock::time_point start_, last_draw_, step_began_;
+};
+
+// The progress line of a mesh run whose length is known only when it ends: the wafer cycle it has
+// reached, the time it has run, its pace in wafer cycles a second and the cycle limit it would
+// stop at. With no total there is no ETA; the pace and the limit give the worst case (a run that
+// showed only "cycle 1234567 ..." said nothing of whether it would take a minute or an hour).
+// On a terminal only, at most five drawings a second.
+class CycleLine {
+ public:
+  // `limit`: the run's cycle limit (max_cycles), 0 when it has none to show.
+  explicit CycleLine(uint64_t limit = 0);
+  void at(uint64_t cycle);
+  void clear();
+
+ private:
+  uint64_t limit_;
+  bool tty_;
+  bool shown_ = false, started_ = false;
+  uint64_t first_ = 0;  // the cycle of the first call, when the clock starts
+  std::chrono::steady_clock::time_point start_, last_draw_;
 };
 
 }  // namespace wse

@@ -98,5 +98,33 @@ TEST(Progress, ALineIsCutToTheTerminalsWidth) {
   EXPECT_EQ(line.rfind("  [################..............] step 1001/1874  epoch 2  loss 0.3612", 0), 0u) << line;
 }
 
+// A GEMV's or a reduce's run has no known length: its line showed "cycle 1234567 ..." and nothing
+// of whether it would take a minute or an hour. It now gives the time in, the pace (from its first
+// call: a traced layer starts after the others ran) and the limit the run would stop at.
+TEST(CycleLine, SaysTheTimeInThePaceAndTheLimit) {
+  OnATerminal term;
+  ASSERT_TRUE(term.ok());
+  CycleLine line(100'000'000);
+  line.at(5000);
+  std::string text = term.drawn();
+  EXPECT_NE(text.find("cycle 5000 (stops at 100000000)  0s in"), std::string::npos) << text;
+  EXPECT_EQ(text.find("cycles/s"), std::string::npos) << text;  // no pace from one call
+  std::this_thread::sleep_for(std::chrono::milliseconds(1050));
+  line.at(5000 + 2'000'000);
+  text = term.drawn();
+  const std::string drawn = "cycle 2005000 (stops at 100000000)  1s in  ";
+  const size_t at = text.find(drawn);
+  ASSERT_NE(at, std::string::npos) << text;
+  // 2,000,000 cycles in 1.05 s or a little more (a slow host): under 1.91 M cycles a second.
+  const double pace = std::stod(text.substr(at + drawn.size()));
+  EXPECT_GT(pace, 1.0e6) << text;
+  EXPECT_LT(pace, 1.91e6) << text;
+  line.at(2'100'000);  // within a fifth of a second of the last drawing: not drawn
+  EXPECT_EQ(term.drawn().find("2100000"), std::string::npos);
+  CycleLine unbounded;
+  unbounded.at(7);
+  EXPECT_NE(term.drawn().find("cycle 7  0s in"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace wse
