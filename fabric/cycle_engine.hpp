@@ -26,6 +26,7 @@
 #include <bit>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <stdexcept>
@@ -123,13 +124,19 @@ class CycleEngine {
       return sched.step_due([&](TileId t) { tiles.step(t, ahead, sched), ++steps; }, only);
     };
 
+    if (schedulers_.size() < workers) schedulers_.resize(workers);
     auto worker = [&](unsigned w) {
-      Scheduler sched(mesh.shape().tiles());
+      // Each worker's scheduler outlives the run, for the next one (a training step's passes are
+      // several runs): what its wheel grew to stays allocated. Made, or reset, by its worker.
+      std::unique_ptr<Scheduler>& mine = schedulers_[w];
+      if (!mine || mine->tiles() != mesh.shape().tiles()) mine = std::make_unique<Scheduler>(mesh.shape().tiles());
+      else mine->reset();
+      Scheduler& sched = *mine;
       sched.start_at(start);
       if (workers > 1) {
         std::vector<Mailbox*> out(workers), in(workers);
         for (unsigned v = 0; v < workers; ++v) out[v] = mail[w * workers + v].get(), in[v] = mail[v * workers + w].get();
-        sched.connect(partition.owner.data(), uint16_t(w), std::move(out), std::move(in));
+        sched.connect(partition.owner.data(), uint16_t(w), out, in);
       }
       CycleVote vote;
       try {
@@ -257,6 +264,9 @@ class CycleEngine {
     results[0].waiting = std::move(waiting);
     return results[0];
   }
+
+ private:
+  std::vector<std::unique_ptr<Scheduler>> schedulers_;  // per worker, kept from run to run
 };
 
 }  // namespace wse

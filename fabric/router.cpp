@@ -498,6 +498,7 @@ std::vector<std::string> Router::waiting_on() const {
   for (size_t i = 0; i < lanes.size(); ++i) {
     const Lane& l = lanes[i];
     const LaneExt* e = l.ext >= 0 ? &ext[size_t(l.ext)] : nullptr;
+    if (!l.count && !(e && e->held_count)) continue;  // (every run's end asks: strings only for what is held)
     const std::string at = "router " + to_string(where) + " colour " + std::to_string(l.colour);
     if (l.count) {
       std::string targets;

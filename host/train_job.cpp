@@ -13,6 +13,7 @@
 #include "core/log.hpp"
 #include "fabric/partition.hpp"
 #include "host/batch_order.hpp"
+#include "host/epoch_projection.hpp"
 #include "host/training_data.hpp"
 #include "host/config.hpp"
 #include "host/interrupt.hpp"
@@ -445,6 +446,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   std::vector<std::vector<uint8_t>> by(3, std::vector<uint8_t>(tc.batch_size));
   nlohmann::json epoch_accuracy = nlohmann::json::array();
   std::vector<uint64_t> detailed_steps, detailed_cycles;
+  StepSeconds step_seconds;  // the steps' host time, cycle-level and functional apart (the epoch's projection)
   Progress progress(end - first, tc.batch_size, first);
   if (modes.tty) {  // within a long step, the bar says which pass the wafers are on
     step_progress.bar = &progress;
@@ -474,8 +476,11 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
       const bool tests_after = tc.epochs > 1 && test.count >= tc.batch_size && (s + 1) % steps_per_epoch == 0;
       const bool hand_over = more && !tests_after;
       if (more) order.gather(train, s + 1, bx[(s + 1) % 3].data(), by[(s + 1) % 3].data());
+      const auto step_began = std::chrono::steady_clock::now();
       StepResult r = trainer.train_step(bx[s % 3].data(), by[s % 3].data(), hand_over ? bx[(s + 1) % 3].data() : nullptr,
                                         hand_over ? by[(s + 1) % 3].data() : nullptr);
+      (r.detailed ? step_seconds.detailed : step_seconds.functional) +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - step_began).count();
       wafer_cycles += r.cycles;
       if (r.detailed) detailed_steps.push_back(s), detailed_cycles.push_back(r.cycles);
       losses.push_back(r.loss);
@@ -736,8 +741,9 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     std::fflush(stdout);
     return 128 + stopped_by;
   }
-  std::printf("  %.3g s per step, %.3g s per epoch of %u steps (host); report %s\n", j["host_seconds_per_step"].get<double>(),
-              j["host_seconds_per_step"].get<double>() * steps_per_epoch, steps_per_epoch, path.string().c_str());
+  std::printf("  %.3g s per step on the host, %s; report %s\n", j["host_seconds_per_step"].get<double>(),
+              epoch_projection(step_seconds, detailed_steps.size(), steps_done - detailed_steps.size(), tc.detail, steps_per_epoch).c_str(),
+              path.string().c_str());
   return 0;
 }
 

@@ -135,10 +135,9 @@ WaferRun Wafer::run(Cycle max_cycles, RunHooks hooks) {
       last_sample = boundary;
     };
   }
-  CycleEngine<Wafer> engine;
   // Routers keep where they read their queues to themselves during the run (LinkQueue::publish).
   try {
-    run.engine = engine.run(*this, partition_, clock_, clock_ + max_cycles, hooks);
+    run.engine = engine_.run(*this, partition_, clock_, clock_ + max_cycles, hooks);
   } catch (...) {
     mesh_.publish_reads();
     throw;

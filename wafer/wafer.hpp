@@ -111,6 +111,7 @@ class Wafer {
   Cycle clock_ = 0;
   bool finalized_ = false;
   bool stopped_at_limit_ = false;  // the last run hit its cycle limit: the next one goes on from it
+  CycleEngine<Wafer> engine_;      // its workers' schedulers, kept from run to run
 };
 
 }  // namespace wse
