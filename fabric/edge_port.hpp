@@ -127,6 +127,11 @@ class alignas(64) EgressPort {  // aligned as IngressPort is
   Coord tile() const { return tile_; }
   Dir side() const { return side_; }
   void set_rate(PortRate r) { rate_ = r; }
+  // Whether the next run sends anything out through it (the kernel knows: an FC layer's dW ports
+  // in a backward pass, its loss ports in the last layer's forward pass). One that does not takes
+  // no share of the edge's egress rate (Mesh::share_io_bandwidth); by default every port does.
+  void set_carries(bool carries) { carries_ = carries; }
+  bool carries() const { return carries_; }
   void reserve(size_t n) { received_.reserve(n); }
   // Forget what was received; slots count again from `start`.
   void restart(Cycle start) {
@@ -144,6 +149,7 @@ class alignas(64) EgressPort {  // aligned as IngressPort is
   Dir side_;
   PortRate rate_;
   Cycle start_ = 0;
+  bool carries_ = true;
   std::vector<EgressArrival> received_;
 };
 

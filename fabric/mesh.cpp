@@ -423,8 +423,12 @@ void Mesh::assign_notes(const Partition& partition) {
 
 void Mesh::share_io_bandwidth(double bytes_per_cycle) {
   const double per_cycle = bytes_per_cycle / 4.0;  // 32-bit wavelets
-  size_t n_in = 0, n_out = egress_.size();
+  // Shared by the ports the run uses, in each direction: ingress ports with wavelets to send, and
+  // egress ports the kernel says carry something. (All egress ports shared it until the forty-first
+  // round: an FC layer's dW left at q / (p + q) of the rate, the east loss ports idle beside it.)
+  size_t n_in = 0, n_out = 0;
   for (const IngressPort& p : ingress_) n_in += p.size() > p.sent();
+  for (const EgressPort& p : egress_) n_out += p.carries();
   for (IngressPort& p : ingress_) p.set_rate(per_cycle > 0 && n_in ? PortRate::from(per_cycle / double(n_in)) : PortRate{});
   for (EgressPort& p : egress_) p.set_rate(per_cycle > 0 && n_out ? PortRate::from(per_cycle / double(n_out)) : PortRate{});
 }

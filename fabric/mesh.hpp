@@ -63,7 +63,8 @@ class Mesh {
   bool assigned_for(const Partition& partition) const { return partition.owner == assigned_owner_; }
 
   // Shares `bytes_per_cycle` of off-wafer I/O evenly among the ingress ports that have a stream,
-  // and among all egress ports (0 = every port at link rate). finalize() does this with the
+  // and among the egress ports that carry something (EgressPort::set_carries; every port unless
+  // the kernel says otherwise; 0 = every port at link rate). finalize() does this with the
   // spec's figure; call again when a later run uses other ports.
   void share_io_bandwidth(double bytes_per_cycle);
 

@@ -290,6 +290,32 @@ TEST(ClusterStepTime, AStreamLongerThanTheEdgeWaitsARoundTripForItsTail) {
   EXPECT_GE(stalled, 4) << "fc1 and fc2 streams, both ways, are longer than the edge";
 }
 
+// The edge's egress rate goes to the ports a pass uses: in a backward pass the q south ports that
+// take dW out, not also the p east ports that take the loss out only in the last layer's forward
+// pass. Found by a researcher's-sweep audit: dW left at q / (p + q) of io_bytes_per_cycle (half,
+// on a square mesh) and the time lost was counted as compute_bound_cycles; the weights coming in
+// had the whole rate. Here fc1's backward pass (257 x 128 fp32 dW on an 8 x 4 mesh) is bound by
+// its busiest column's dW: the east column's 32 rows of the K-split and the bias row, 33 x 128
+// words, each port taking 1/q of io_bytes_per_cycle / 4 words a cycle (the weights come in twice
+// as fast: fp16, two a wavelet, over the same q ports).
+TEST(ClusterStepTime, TheGradientsLeaveAtTheEdgesWholeEgressRate) {
+  ClusterConfig c = ideal(cluster_config(base_config(1)));
+  c.machine.io_bytes_per_cycle = 1;  // a quarter of a wavelet a cycle, shared by the ports in use
+  const uint32_t q = c.mesh.width;
+  Cluster cl(c, 1);
+  const Batch b = make_batch(c.model.batch_size, c.model.layers.front(), c.model.layers.back(), 1);
+  cl.train_step(b.x.data(), b.y.data());
+  const PassStats bwd = cl.backward_stats()[0];
+  ASSERT_EQ(bwd.runs, 1u);
+  // The k-th word (from 0) passes its port no earlier than k x 4q / rate cycles into the pass.
+  const double words = 33.0 * 128, egress_bound = (words - 1) * 4.0 * q / c.machine.io_bytes_per_cycle;  // 135,136 cycles
+  EXPECT_GE(double(bwd.cycles), egress_bound);
+  EXPECT_LT(double(bwd.cycles), 1.03 * egress_bound) << "shared with the idle loss ports it was 1.5x: " << 1.5 * egress_bound;
+  EXPECT_GT(bwd.compute_bound_cycles, 0u);  // the weights held back behind dW that cannot leave
+  std::printf("fc1 bwd at io 1 B/cycle: %llu cycles, the busiest column's dW at the edge's rate %.0f\n", (unsigned long long)bwd.cycles,
+              egress_bound);
+}
+
 // A span that ends before its cause (a pass not yet timed, one cycle long, caused by a broadcast
 // still under way) gives an empty segment, not a negative one (unsigned: 2^64 - 7), and the
 // segments still add up to the step's cycles. Found by a user audit in a `training.detail: none`

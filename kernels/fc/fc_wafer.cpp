@@ -32,6 +32,15 @@ void PassStats::add(const PassStats& o) {
 
 namespace {
 
+// The ports a run said would carry nothing (EgressPort::set_carries) took no share of the edge's
+// rate: one that received a wavelet anyway would have left faster than the edge allows.
+void expect_no_egress(const Mesh& mesh, const std::string& run) {
+  for (const EgressPort& e : mesh.egress_ports())
+    if (!e.carries() && !e.received().empty())
+      throw std::logic_error(run + ": an egress port at " + to_string(e.tile()) + " received " + std::to_string(e.received().size()) +
+                             " wavelet(s) where the layout sends none");
+}
+
 // A PE's buffer by name (0 when it has none now).
 struct Buffers {
   Wafer& wafer;
@@ -164,9 +173,10 @@ FcPassResult FcWafer::load_input(const InputShard& shard, Cycle start, const Edg
     for (uint32_t b = 0; b < br; ++b) in.enqueue(Wavelet{shard.labels[b0 + b], colour});
     arrive(in, layout_.input_words(r), total_words, out.start, timing);
   }
-  for (EgressPort& e : mesh.egress_ports()) e.restart(out.start);
+  for (EgressPort& e : mesh.egress_ports()) e.restart(out.start), e.set_carries(false);  // nothing leaves while a batch comes in
   mesh.share_io_bandwidth(wafer_.spec().io_bytes_per_cycle);
   out.run = run("the input of a batch", {});
+  expect_no_egress(mesh, "the input of a batch");
   out.end = out.run.start + out.run.cycles;
   last_end_ = std::max(last_end_, out.end);
   input_time_.duration = std::max<Cycle>(1, out.end - out.start);
@@ -254,7 +264,13 @@ FcPassResult FcWafer::run_pass(size_t l, bool backward, const std::vector<Decode
         for (uint32_t i = 0; i < d.weights; ++i) out.positions.push_back(base + i);
     }
   }
-  for (EgressPort& e : mesh.egress_ports()) e.restart(out.start);
+  // The edge's egress rate goes to the ports this pass uses: the q dW ports south in a backward
+  // pass, the p loss ports east in the last layer's forward pass, none otherwise.
+  for (uint32_t i = 0; i < mesh.egress_ports().size(); ++i) {
+    EgressPort& e = mesh.egress_ports()[i];
+    e.restart(out.start);
+    e.set_carries(i < q ? backward : !backward && l == last);
+  }
   mesh.share_io_bandwidth(wafer_.spec().io_bytes_per_cycle);
 
   RunHooks hooks;
@@ -265,6 +281,7 @@ FcPassResult FcWafer::run_pass(size_t l, bool backward, const std::vector<Decode
   out.end = out.run.start + out.run.cycles;
   last_end_ = std::max(last_end_, out.end);
 
+  expect_no_egress(mesh, FcLayout::layer_name(l) + (backward ? " backward" : " forward"));
   if (!backward && l == last) {
     // Loss and predictions left through the east egress ports: (loss, class) per sample.
     const auto& egress = mesh.egress_ports();
