@@ -104,7 +104,7 @@ used = report.get("threads", "?")
 # What describes the host, not the wafer (how many threads, how long, how much host memory; how
 # many tensors the initialization had in flight at once): left out of the comparison.
 host = ["threads", "threads_choice", "threads_detail", "host_seconds", "host_seconds_per_step",
-        "pe_cycles_per_second", "tile_cycles_per_second", "peak_rss_bytes", "time_to_first_loss_seconds",
+        "pe_cycles_per_second", "tile_cycles_per_second", "engine_seconds", "peak_rss_bytes", "time_to_first_loss_seconds",
         "init.seconds", "init.max_in_flight", "init.peak_rss_bytes"]
 for path in host:
     *parents, key = path.split(".")

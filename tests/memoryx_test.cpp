@@ -254,5 +254,32 @@ TEST(Safetensors, WrittenFilesFollowTheFormatAndReadBack) {
   test::expect_error<UsageError>([&] { read_safetensors(path); }, {path.string(), "fc1.bias"});
 }
 
+// The header is padded with spaces to a multiple of 8 bytes (so the data starts 8-byte aligned),
+// and by fewer than 8: a header already a multiple of 8 long gets none. Found by a mutation test:
+// padding a whole 8 bytes there passed every test (1 configuration in 8 writes such a header, and
+// the file still reads), but changed a checkpoint's bytes. Metadata values of 8 lengths in a row
+// make every raw header length modulo 8.
+TEST(Safetensors, TheHeaderIsPaddedToEightBytesByLessThanEight) {
+  int unpadded = 0;
+  for (int extra = 0; extra < 8; ++extra) {
+    Checkpoint c;
+    c.tensors.push_back({"w", {2}, {1, 2}});
+    c.metadata["step"] = std::string(size_t(1 + extra), '7');
+    const auto path = wse::test::scratch_file("padded_" + std::to_string(extra) + ".safetensors");
+    write_safetensors(path, c);
+    std::ifstream in(path, std::ios::binary);
+    uint64_t len = 0;
+    in.read(reinterpret_cast<char*>(&len), 8);
+    std::string header(len, '\0');
+    in.read(header.data(), long(len));
+    EXPECT_EQ(len % 8, 0u) << extra;
+    const size_t pad = header.size() - (header.find_last_not_of(' ') + 1);
+    EXPECT_LT(pad, 8u) << extra << ": " << header;
+    unpadded += pad == 0;
+    EXPECT_EQ(std::filesystem::file_size(path), 8 + len + 2 * sizeof(float)) << extra;
+  }
+  EXPECT_EQ(unpadded, 1);  // the one of the eight whose JSON was a multiple of 8 long
+}
+
 }  // namespace
 }  // namespace wse

@@ -224,5 +224,34 @@ TEST(StreamValidation, EveryContradictionInAGradientStreamIsNamed) {
   test::expect_error<UsageError>([&] { decode_gradient_stream(gradient(6, 3, 18), "g", &other); }, {"field 'rows'", "6, expected 785"});
 }
 
+// Every field of a GradientStream survives encoding and decoding, and `wse inspect` prints the
+// wafer the stream came from. Found by a mutation test: the decoder setting `wafer` to 0 passed
+// every test (each test's stream was wafer 0's); inspect then said "wafer 0" of wafer 1's stream.
+TEST(StreamValidation, AGradientStreamsEveryFieldSurvivesARoundTrip) {
+  for (bool sparse : {false, true}) {
+    GradientMessage g;
+    g.layer = "fc2", g.layer_index = 1, g.wafer = 3, g.rows = 5, g.cols = 4, g.step = 77, g.sparse = sparse;
+    if (sparse) g.indices = {1, 6, 19}, g.values = {0.5f, -2.0f, 3.25f};
+    else for (int i = 0; i < 20; ++i) g.values.push_back(float(i) - 7.5f);
+    const GradientMessage back = decode_gradient_stream(*encode_gradient_stream(g), "g");
+    EXPECT_EQ(back.layer, g.layer);
+    EXPECT_EQ(back.layer_index, g.layer_index);
+    EXPECT_EQ(back.wafer, g.wafer);
+    EXPECT_EQ(back.rows, g.rows);
+    EXPECT_EQ(back.cols, g.cols);
+    EXPECT_EQ(back.step, g.step);
+    EXPECT_EQ(back.sparse, g.sparse);
+    EXPECT_EQ(back.indices, g.indices);
+    EXPECT_EQ(back.values, g.values);
+    const std::filesystem::path file = test::process_scratch() / (sparse ? "wafer3_sparse.wsgs" : "wafer3.wsgs");
+    const SharedBuffer bytes = encode_gradient_stream(g);
+    test::write_file(file, std::string(bytes->begin(), bytes->end()));
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(inspect_stream_file(file), 0);
+    const std::string shown = testing::internal::GetCapturedStdout();
+    EXPECT_NE(shown.find("layer fc2 (#1) step 77 wafer 3, "), std::string::npos) << shown;
+  }
+}
+
 }  // namespace
 }  // namespace wse

@@ -255,6 +255,75 @@ TEST(TrainCli, ValidateOnlyAndCompileOnlyRunNothing) {
   EXPECT_NE(i.text.find("layer fc1 (#0) step 0, forward pass, dense fp32, 785 x 16 matrix, column 3 holds rows [588, 785), 3152 weights in 3152 words"), std::string::npos) << i.text;
 }
 
+// Found by a mutation test (four mistakes no test caught, each in a figure a user reads):
+// - the SRAM plan's peak taken from the last PE planned (the east-most, bottom) instead of the
+//   largest: in mixed precision with a 1000-wide layer, the other columns' PEs hold a staging
+//   buffer the east-most do not (32,752 bytes against 26,144);
+// - the "it fits with ... batch_size N" advice not counting the wafers (half the batch that fits);
+// - a resumed run's host_seconds_per_step over every step since 0, not the run's own;
+// - training's tile_cycles_per_second over width x width tiles (the kernel report had a test).
+TEST(TrainCli, ThePlansPeakIsItsLargestPEs) {
+  const fs::path out = wse::test::fresh_dir(dir() / "plan_peak");
+  std::string cfg = kSmall;
+  cfg.replace(cfg.find("{width: 4, height: 2}"), 21, "{width: 3, height: 2}");
+  cfg.replace(cfg.find("[784, 16, 10]"), 13, "[784, 1000, 10]");
+  cfg.replace(cfg.find("batch_size: 16"), 14, "batch_size: 10, precision: mixed");
+  const fs::path file = write("plan_peak.yaml", cfg);
+  Output c = wse("run " + file.string() + " --compile_only --out " + out.string());
+  ASSERT_EQ(c.code, 0) << c.text;
+  const nlohmann::json plan = nlohmann::json::parse(std::ifstream(out / "mesh_program.json"))["sram_plan"];
+  uint32_t largest = 0, last = 0;
+  for (const auto& pe : plan["per_pe"]) largest = std::max(largest, pe["peak_bytes"].get<uint32_t>()), last = pe["peak_bytes"];
+  EXPECT_EQ(plan["peak_bytes_max"].get<uint32_t>(), largest);
+  EXPECT_GT(largest, last) << "the case needs a PE planned before the last to be the largest";
+  Output v = wse("run " + file.string() + " --validate_only");
+  ASSERT_EQ(v.code, 0) << v.text;
+  EXPECT_NE(v.text.find("peak SRAM per PE " + std::to_string(largest) + " of 49152 bytes"), std::string::npos) << v.text;
+}
+
+TEST(TrainCli, TheBatchThatFitsCountsEveryWafer) {
+  // 784 -> 256 on 2 x 2 PEs and two wafers: batch 64 is 16 rows per PE, too many.
+  auto config = [](uint32_t batch) {
+    std::string cfg = kSmall;
+    cfg.replace(cfg.find("{width: 4, height: 2}"), 21, "{width: 2, height: 2}");
+    cfg.replace(cfg.find("[784, 16, 10]"), 13, "[784, 256, 10]");
+    cfg.replace(cfg.find("batch_size: 16"), 14, "batch_size: " + std::to_string(batch) + ", num_csx: 2");
+    return write("fits_" + std::to_string(batch) + ".yaml", cfg);
+  };
+  Output o = wse("run " + config(64).string() + " --validate_only");
+  ASSERT_EQ(o.code, 2) << o.text;
+  const std::string said = "i.e. batch_size ";
+  const size_t at = o.text.find(said);
+  ASSERT_NE(at, std::string::npos) << o.text;
+  const uint32_t fits = uint32_t(std::stoul(o.text.substr(at + said.size())));
+  EXPECT_EQ(fits % 4, 0u) << "a row of samples on each of the 2 PE rows of both wafers";
+  EXPECT_EQ(wse("run " + config(fits).string() + " --validate_only").code, 0) << "batch_size " << fits << " was said to fit";
+  Output more = wse("run " + config(fits + 4).string() + " --validate_only");
+  EXPECT_EQ(more.code, 2) << "batch_size " << fits + 4 << " fits too: the advice was not the largest\n" << more.text;
+}
+
+TEST(TrainCli, AResumedRunsFiguresAreItsOwn) {
+  const fs::path first = wse::test::fresh_dir(dir() / "own_first"), second = wse::test::fresh_dir(dir() / "own_second");
+  std::string cfg = kSmall;
+  cfg.replace(cfg.find("{width: 4, height: 2}"), 21, "{width: 1, height: 4}");  // not square: tiles are width x height
+  cfg.replace(cfg.find("eval_samples: 32"), 16, "eval_samples: 0");
+  const fs::path file = write("own.yaml", cfg);
+  ASSERT_EQ(wse("run " + file.string() + " --threads 1 --out " + first.string()).code, 0);
+  Output r = wse("run " + file.string() + " --threads 1 --resume " + (first / "checkpoints" / "step_3.safetensors").string() + " --out " +
+                 second.string());
+  ASSERT_EQ(r.code, 0) << r.text;
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(second / "report.json"));
+  ASSERT_EQ(j["loss_per_step"].size(), 3u);  // steps 4 to 6
+  EXPECT_NEAR(j["host_seconds"].get<double>() / j["host_seconds_per_step"].get<double>(), 3.0, 1e-9);
+  // Every step cycle by cycle on one wafer with no test pass: the engine ran the input feed and
+  // each layer's two passes, as the report counts them, and nothing else.
+  uint64_t cycles = j["input"]["cycles"].get<uint64_t>();
+  for (const auto& l : j["layers"]) cycles += l["forward"]["cycles"].get<uint64_t>() + l["backward"]["cycles"].get<uint64_t>();
+  EXPECT_EQ(j["engine_cycles"].get<uint64_t>(), cycles);
+  EXPECT_NEAR(j["tile_cycles_per_second"].get<double>(), 4.0 * double(cycles) / j["engine_seconds"].get<double>(),
+              1e-9 * j["tile_cycles_per_second"].get<double>());
+}
+
 TEST(TrainCli, CorruptStreamMissingDataAndOversizedLayersExitWith2) {
   // A truncated WeightStream file.
   fs::path out = wse::test::fresh_dir(dir() / "compile_bad");
