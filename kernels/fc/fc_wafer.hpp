@@ -22,7 +22,7 @@ namespace wse {
 struct PassStats {
   uint64_t runs = 0, cycles = 0, macs = 0, macs_skipped = 0, wavelets_streamed = 0, memoryx_bytes = 0;
   uint64_t stream_bound_cycles = 0;   // until the last weight could enter at the edge's pace alone
-  uint64_t compute_bound_cycles = 0;  // extra time backpressure from busy PEs held the stream back
+  uint64_t compute_bound_cycles = 0;  // extra time backpressure held the stream back: busy PEs, or dW leaving at the edge's rate
   uint64_t tail_cycles = 0;           // after the last weight entered: reductions, broadcasts, dW
   uint64_t weights_streamed = 0;      // weights the stream carried (fp16 pairs: two per wavelet)
   uint64_t gradient_wavelets = 0;     // dW values that left the wafer (backward)
