@@ -59,7 +59,7 @@ struct EngineResult {
   }
 };
 
-// Called by worker 0 between cycles, about every 4096 simulated cycles.
+// Called by worker 0 at the run's start, then between cycles about every 4096 simulated cycles.
 using ProgressFn = std::function<void(Cycle now)>;
 
 struct RunHooks {
@@ -163,6 +163,9 @@ class CycleEngine {
         return all;
       };
       Cycle now = start, last_progress = 0;
+      // The run's start, once: a progress line's clock starts here, not 4096 stepped cycles in
+      // (seconds, on a full wafer's busy mesh).
+      if (w == 0 && hooks.progress) hooks.progress(start);
       // Bit k: this worker stepped a tile ahead at cycle now + k. Such a cycle is in its vote
       // (though nothing may be left due then), so that the run visits every cycle in which any
       // tile steps, whichever worker stepped it and when: the cycles simulated, and what a run

@@ -30,10 +30,10 @@ std::string epoch_projection(const StepSeconds& took, uint64_t detailed, uint64_
   }
   const double secs = (d ? took.detailed / double(detailed) * double(d) : 0.0) + (f ? took.functional / double(functional) * double(f) : 0.0);
   if (d && f)
-    std::snprintf(buf, sizeof buf, "%.3g s per epoch of %llu steps (%llu of them cycle by cycle)", secs, (unsigned long long)steps_per_epoch,
+    std::snprintf(buf, sizeof buf, "%.3g s of steps per epoch of %llu (%llu of them cycle by cycle)", secs, (unsigned long long)steps_per_epoch,
                   (unsigned long long)d);
   else
-    std::snprintf(buf, sizeof buf, "%.3g s per epoch of %llu steps", secs, (unsigned long long)steps_per_epoch);
+    std::snprintf(buf, sizeof buf, "%.3g s of steps per epoch of %llu", secs, (unsigned long long)steps_per_epoch);
   return buf;
 }
 

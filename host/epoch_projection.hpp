@@ -1,6 +1,6 @@
 #pragma once
 // How long an epoch of training would take on this host, from the steps a run took: the figure
-// at the end of `wse train` ("s per epoch of N steps"). A run's steps are of two kinds whose host
+// at the end of a training run ("s of steps per epoch of N"). A run's steps are of two kinds whose host
 // times differ by orders of magnitude (training.detail: a cycle-level step of a 16 x 16 mesh takes
 // a second, a functional one milliseconds), so each kind is timed apart and the epoch is its
 // steps of each kind at their own mean. The steps per epoch times the mean of a run's steps made
@@ -21,9 +21,10 @@ struct StepSeconds {
 // Of steps 0 .. n-1 of a run started at step 0, how many `policy` runs cycle by cycle.
 uint64_t detailed_steps_in(const DetailPolicy& policy, uint64_t n);
 
-// "38.2 s per epoch of 200 steps (2 of them cycle by cycle)": the first epoch's steps of each
+// "0.796 s of steps per epoch of 200 (2 of them cycle by cycle)": the first epoch's steps of each
 // kind at the mean of this run's steps of that kind (`detailed` and `functional` steps, taking
-// `took`); or why it is not known (the epoch has steps of a kind this run did not time).
+// `took`); or why it is not known (the epoch has steps of a kind this run did not time). The
+// steps alone: an epoch's test pass and checkpoints come on top.
 std::string epoch_projection(const StepSeconds& took, uint64_t detailed, uint64_t functional, const DetailPolicy& policy,
                              uint64_t steps_per_epoch);
 

@@ -109,10 +109,9 @@ void Progress::busy(const std::string& what, uint64_t cycle, const char* phase) 
 
 CycleLine::CycleLine(uint64_t limit) : limit_(limit), tty_(isatty(fileno(stderr)) != 0) {}
 
-void CycleLine::at(uint64_t cycle) {
+void CycleLine::at(uint64_t cycle, std::chrono::steady_clock::time_point now) {
   if (!tty_) return;
-  const auto now = std::chrono::steady_clock::now();
-  if (!started_) started_ = true, start_ = now, first_ = cycle;  // (a traced layer starts after others ran: its own pace)
+  if (!started_) started_ = true, start_ = now, first_ = cycle;  // the run's start (a traced layer's, after the others ran)
   if (shown_ && now - last_draw_ < std::chrono::milliseconds(200)) return;
   last_draw_ = now;
   const double secs = std::chrono::duration<double>(now - start_).count();
@@ -128,13 +127,6 @@ void CycleLine::at(uint64_t cycle) {
   std::fprintf(stderr, "\r\033[K%s", text.c_str());
   std::fflush(stderr);
   shown_ = true;
-}
-
-void CycleLine::clear() {
-  if (!tty_ || !shown_) return;
-  std::fprintf(stderr, "\r\033[K");
-  std::fflush(stderr);
-  shown_ = false;
 }
 
 void Progress::clear() {

@@ -82,6 +82,9 @@ TEST(EngineAllocation, ASecondRunReusesItsSchedulerAndItsCyclesAllocateNothing) 
   }
 }
 
+// (A wafer's engine reused at 1, 2 and 3 workers in turn, each run stopped at its cycle limit with
+// wavelets in flight across the bands: Determinism.ChangingTheWorkersBetweenRunsChangesNoArrival.)
+
 // A scheduler reset after a run stopped with wakes in its bitmaps, its wheel and its heap is as a
 // new one: nothing due, and the same wakes come out in the same cycles and order.
 TEST(EngineAllocation, AResetSchedulerIsAsNew) {

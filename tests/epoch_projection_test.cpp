@@ -35,12 +35,12 @@ TEST(EpochProjection, CountsTheStepsThePolicyRunsCycleByCycle) {
 TEST(EpochProjection, EachKindOfStepAtItsOwnMean) {
   // Steps 0 and 199 of 200 run cycle by cycle; the run timed 2 of them (0.4 s) and 10
   // functional ones (0.02 s): 2 x 0.2 + 198 x 0.002 = 0.796 s.
-  EXPECT_EQ(epoch_projection({0.4, 0.02}, 2, 10, sampled(200, 1), 200), "0.796 s per epoch of 200 steps (2 of them cycle by cycle)");
+  EXPECT_EQ(epoch_projection({0.4, 0.02}, 2, 10, sampled(200, 1), 200), "0.796 s of steps per epoch of 200 (2 of them cycle by cycle)");
   // Every step cycle by cycle: 937 x 1.2 s.
-  EXPECT_EQ(epoch_projection({3.6, 0}, 3, 0, DetailPolicy{}, 937), "1.12e+03 s per epoch of 937 steps");
+  EXPECT_EQ(epoch_projection({3.6, 0}, 3, 0, DetailPolicy{}, 937), "1.12e+03 s of steps per epoch of 937");
   DetailPolicy none;
   none.mode = DetailPolicy::Mode::None;
-  EXPECT_EQ(epoch_projection({0, 0.4}, 0, 100, none, 937), "3.75 s per epoch of 937 steps");  // 937 x 0.004
+  EXPECT_EQ(epoch_projection({0, 0.4}, 0, 100, none, 937), "3.75 s of steps per epoch of 937");  // 937 x 0.004
 }
 
 TEST(EpochProjection, SaysSoWhenAKindOfStepWasNotTimed) {
