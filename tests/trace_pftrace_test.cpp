@@ -13,6 +13,7 @@
 #include "pe_test_support.hpp"
 #include "tools/perfetto/perfetto_trace.pb.h"
 #include "tools/pftrace_reader.hpp"
+#include "host/cluster_trace.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -430,6 +431,43 @@ TEST(TracePftrace, ReaderRejectsCorruptTracesWithTheFileName) {
     } catch (const UsageError&) {
     }
   }
+}
+
+// The cluster trace puts an actor's spans on as few lanes as keep a lane's slices apart: one that
+// starts where the last ended goes on the same lane. Found by a mutation test: taking a span that
+// abuts the last as overlapping gave a wafer's back-to-back passes a second track, "wafer 0 (2)".
+TEST(ClusterTrace, SpansThatAbutShareALaneAndOnlyOverlapsGetAnother) {
+  struct Recorder : TraceSink {
+    std::map<TrackId, std::string> names;
+    std::vector<std::pair<std::string, std::string>> slices;  // track's name, slice's
+    TrackId next = 1;
+    void begin(const TraceInfo&) override {}
+    TrackId group(TrackId, std::string_view name, int) override { return names[next] = std::string(name), next++; }
+    TrackId slice_track(TrackId, std::string_view name, int) override { return names[next] = std::string(name), next++; }
+    TrackId counter_track(TrackId, std::string_view name, CounterUnit, int) override { return names[next] = std::string(name), next++; }
+    void slice(TrackId track, Cycle, Cycle, std::string_view name, std::span<const TraceArg>, std::span<const uint64_t>,
+               std::span<const uint64_t>) override {
+      slices.push_back({names.at(track), std::string(name)});
+    }
+    bool counter(TrackId, Cycle, double) override { return true; }
+    void finish() override {}
+    uint64_t bytes_written() const override { return 0; }
+  } sink;
+  // wafer 0: three passes back to back; MemoryX: a stream overlapping an update.
+  const nlohmann::json tl = {
+      {"start", 100}, {"step", 4}, {"cycles", 60}, {"critical_path", nlohmann::json::array()},
+      {"spans",
+       {{"wafer 0", {{"fc1 fwd", 100, 110}, {"fc2 fwd", 110, 130}, {"fc2 bwd", 130, 160}}},
+        {"MemoryX", {{"stream fc2 fwd", 100, 120}, {"update fc1", 105, 125}, {"stream fc2 bwd", 125, 140}}}}}};
+  write_cluster_trace(sink, tl, "wse2", "4x2", 1);
+  std::map<std::string, std::vector<std::string>> by_track;
+  for (const auto& [track, slice] : sink.slices) by_track[track].push_back(slice);
+  EXPECT_EQ(by_track["wafer 0"], (std::vector<std::string>{"fc1 fwd", "fc2 fwd", "fc2 bwd"}));
+  EXPECT_EQ(by_track.count("wafer 0 (2)"), 0u);
+  // The update overlaps the first stream: a second lane; the second stream starts where the first
+  // lane's last slice ended (125 > 120): back on the first.
+  EXPECT_EQ(by_track["MemoryX"], (std::vector<std::string>{"stream fc2 fwd", "stream fc2 bwd"}));
+  EXPECT_EQ(by_track["MemoryX (2)"], (std::vector<std::string>{"update fc1"}));
 }
 
 }  // namespace

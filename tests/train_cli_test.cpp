@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 namespace {
@@ -322,6 +323,36 @@ TEST(TrainCli, AResumedRunsFiguresAreItsOwn) {
   EXPECT_EQ(j["engine_cycles"].get<uint64_t>(), cycles);
   EXPECT_NEAR(j["tile_cycles_per_second"].get<double>(), 4.0 * double(cycles) / j["engine_seconds"].get<double>(),
               1e-9 * j["tile_cycles_per_second"].get<double>());
+}
+
+// Two wafers score the test set as one does: SwarmX adds the wafers' correct counts up the tree
+// with their losses. Found by a mutation test: dropping the counts passed every test (the losses
+// were compared, the accuracy was not) and two wafers said 23.44% where one said 48.44%.
+TEST(TrainCli, TwoWafersScoreTheTestSetAsOneDoes) {
+  std::map<int, nlohmann::json> reports;
+  for (int wafers : {1, 2}) {
+    const fs::path out = wse::test::fresh_dir(dir() / ("score_" + std::to_string(wafers)));
+    std::string cfg = kSmall;
+    cfg.replace(cfg.find("batch_size: 16"), 14, "batch_size: 16, epochs: 2, num_csx: " + std::to_string(wafers));
+    cfg.replace(cfg.find("eval_samples: 32"), 16, "eval_samples: 64");
+    Output o = wse("run " + write("score_" + std::to_string(wafers) + ".yaml", cfg).string() + " --threads 1 --out " + out.string());
+    ASSERT_EQ(o.code, 0) << o.text;
+    reports[wafers] = nlohmann::json::parse(std::ifstream(out / "report.json"));
+  }
+  const nlohmann::json &one = reports[1], &two = reports[2];
+  // The same training but for the order SwarmX adds the wafers' gradients in (losses to 1e-7): a
+  // test sample's class could flip only at a near tie, so the counts agree to one.
+  ASSERT_EQ(one["loss_per_step"].size(), two["loss_per_step"].size());
+  for (size_t s = 0; s < one["loss_per_step"].size(); ++s)
+    EXPECT_NEAR(one["loss_per_step"][s].get<double>(), two["loss_per_step"][s].get<double>(), 1e-6) << "step " << s + 1;
+  EXPECT_EQ(two["test_samples"], 64);
+  EXPECT_NEAR(one["test_accuracy"].get<double>(), two["test_accuracy"].get<double>(), 1.0 / 64);
+  ASSERT_EQ(two["test_accuracy_per_epoch"].size(), 2u);
+  for (size_t e = 0; e < 2; ++e) {
+    EXPECT_NEAR(one["test_accuracy_per_epoch"][e]["correct"].get<double>(), two["test_accuracy_per_epoch"][e]["correct"].get<double>(), 1.0)
+        << "epoch " << e + 1;
+    EXPECT_GT(two["test_accuracy_per_epoch"][e]["correct"].get<uint32_t>(), 6u) << "better than chance, or the test cannot tell";
+  }
 }
 
 TEST(TrainCli, CorruptStreamMissingDataAndOversizedLayersExitWith2) {
