@@ -304,14 +304,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    // An option of another command ("wse run --layer fc1 CFG") read as extra arguments: say which.
+    // An option of another command ("wse run --layer fc1 CFG") read as extra arguments: say which,
+    // and only that (CLI11's own line before it listed the extras backwards: "1 --threads").
+    std::string named;
     if (dynamic_cast<const CLI::ExtrasError*>(&e))
       for (const CLI::App* sub : app.get_subcommands())
         for (const std::string& extra : sub->remaining())
           if (extra.rfind("--", 0) == 0 && !sub->get_option_no_throw(extra.substr(0, extra.find('='))))
-            std::fprintf(stderr, "wse: %s is not an option of `wse %s` (wse %s --help)\n", extra.c_str(), sub->get_name().c_str(),
-                         sub->get_name().c_str());
+            named += "wse: " + extra + " is not an option of `wse " + sub->get_name() + "` (wse " + sub->get_name() + " --help)\n";
+    if (named.empty()) app.exit(e);
+    else std::fputs(named.c_str(), stderr);
     return 2;
   }
   const std::string command = command_line(argc, argv);
