@@ -84,6 +84,10 @@ TEST(Cli, FmacUtilizationCountsThePesWithAProgram) {
   EXPECT_EQ(j["macs"], 64 * 64);
   EXPECT_EQ(j["pe_cycles"]["fmac"], 64 * 64);
   EXPECT_EQ(j["fmac_utilization"].get<double>(), 4096.0 / (16.0 * j["cycles"].get<double>()));
+  // The busiest PE's SRAM, by hand: its vars (24 bytes), its 16 x 16 tile of A, 16 of y and 16 of
+  // x, in fp32. Found by a mutation test: the last PE's figure (here one without a program, 0)
+  // passed every test, each of whose meshes held one tile size everywhere.
+  EXPECT_EQ(j["sram_high_water_bytes"], 24 + 16 * 16 * 4 + 16 * 4 + 16 * 4);
 }
 
 // --threads beyond what a mesh can use (a worker per row at most) runs on fewer, and the report

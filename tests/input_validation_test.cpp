@@ -237,6 +237,24 @@ TEST(MemoryBudget, TheSramArenaAndABaselinesStepAreCounted) {
   set_memory_limit(0);
 }
 
+// MemoryX's part of the estimate, by hand: the weights and each of their optimizer states as fp32,
+// twice while an eager initialization holds the host tensors beside the store, and a mask byte a
+// weight when sparse. Found by a mutation test: leaving the weights out (the states alone) passed
+// every test, and `--max-memory` between the two figures was accepted.
+TEST(MemoryBudget, TheMemoryXStoreIsTheWeightsAndTheirStates) {
+  TrainConfig t;
+  t.layers = {784, 32, 10};
+  const uint64_t params = 785 * 32 + 33 * 10;  // 25,450 with the biases
+  t.memoryx.optimizer.kind = "adam";
+  EXPECT_EQ(memoryx_bytes(t), params * 4 * 3);  // 305,400: weights, exp_avg, exp_avg_sq
+  t.memoryx.optimizer.kind = "sgd";
+  EXPECT_EQ(memoryx_bytes(t), params * 4 * 2);  // weights, momentum
+  t.memoryx.init.lazy = false;
+  EXPECT_EQ(memoryx_bytes(t), params * 4 * 2 * 2);
+  t.memoryx.init.lazy = true, t.memoryx.sparsity.enabled = true;
+  EXPECT_EQ(memoryx_bytes(t), params * 4 * 2 + params);
+}
+
 // Every integer field reads YAML 1.2's integers alike (found by a config audit): a seed of 010 was
 // octal 8 through yaml-cpp's as<uint64_t> while rows: 010 was 10, 08 was refused as a seed, 0x10
 // was a seed but no mesh width, and 2^62 + 1 passed a range ending at 2^62 (read through a double).

@@ -342,6 +342,35 @@ TEST(TracePftrace, FlowFollowsAColoursRouteToTheReceivingTasks) {
   }
 }
 
+// A counter's first point is written whatever its value, 0 included; after it only changes are.
+// Found by a mutation test: taking a track with no point yet as holding 0 passed every test, and a
+// GEMV trace's 71 counters that start at 0 lost their first point (Perfetto draws nothing until
+// the first non-zero one, and one that stays 0 is an empty track).
+TEST(TracePftrace, ACountersFirstPointIsWrittenEvenAtZero) {
+  const auto file = test::temp_file("zero_first.pftrace");
+  {
+    PftraceWriter w(file);
+    w.begin({"wse2", "gemv", "fwd", "4x2", 10, 0});
+    const TrackId group = w.group(0, "PE (0,0)", 0);
+    const TrackId idle = w.counter_track(group, "stalls", CounterUnit::Count, 0), busy = w.counter_track(group, "macs", CounterUnit::Count, 1);
+    EXPECT_TRUE(w.counter(idle, 0, 0.0));
+    EXPECT_FALSE(w.counter(idle, 10, 0.0));  // unchanged: the point at 0 holds
+    EXPECT_TRUE(w.counter(busy, 0, 0.0));
+    EXPECT_TRUE(w.counter(busy, 10, 7.0));
+    EXPECT_TRUE(w.counter(busy, 20, 0.0));
+    w.finish();
+  }
+  Decoded d(file);
+  auto points = [&](const std::string& name) {
+    std::vector<std::pair<Cycle, double>> out;
+    for (const PftraceCounter& c : d.counters[d.find(name)]) out.push_back({c.at, c.value});
+    return out;
+  };
+  EXPECT_EQ(points("stalls"), (std::vector<std::pair<Cycle, double>>{{0, 0.0}}));
+  EXPECT_EQ(points("macs"), (std::vector<std::pair<Cycle, double>>{{0, 0.0}, {10, 7.0}, {20, 0.0}}));
+  EXPECT_EQ(d.summary.counter_points, 4u);
+}
+
 // A slice track at the top (the cluster trace's critical path) was an unnamed "Process 1" with
 // an empty thread name in the JSON trace, where the native trace names it.
 TEST(TracePftrace, AJsonTraceNamesATopLevelSliceTrack) {

@@ -183,6 +183,13 @@ TEST(VizPng, LegendAxesAndTitleAreDrawn) {
   EXPECT_GT(ink_in(0, 0, hm.image.width(), L.plot_y - 20), 50);
 }
 
+// The legend reads hi at the top to lo at the bottom, as its colours run. Found by a mutation test:
+// labels upside down (0 beside the brightest colour) passed, the test above looking only for ink.
+TEST(VizPng, TheLegendsLabelsRunFromHiAtTheTopToLo) {
+  EXPECT_EQ(legend_labels(0, 25), (std::array<std::string, 5>{"25", "18.8", "12.5", "6.25", "0"}));
+  EXPECT_EQ(legend_labels(1000, 5000), (std::array<std::string, 5>{"5000", "4000", "3000", "2000", "1000"}));
+}
+
 TEST(VizPng, LargeMeshIsDownsampledToTheMaximumOfEachBlock) {
   const uint32_t w = 2500, h = 40;
   std::vector<uint32_t> v(size_t(w) * h, 0);

@@ -23,6 +23,12 @@ uint32_t tick_step(uint32_t pes, double px_per_pe, int label_px) {
 
 }  // namespace
 
+std::array<std::string, 5> legend_labels(double lo, double hi) {
+  std::array<std::string, 5> out;
+  for (int i = 0; i < 5; ++i) out[size_t(i)] = format_value(lo + (hi - lo) * (4 - i) / 4.0);
+  return out;
+}
+
 std::string format_value(double v) {
   char buf[32];
   const double a = std::fabs(v);
@@ -56,12 +62,9 @@ Heatmap render_heatmap(const HeatmapSpec& s) {
   L.plot_x = pad + text_width("Y") + 6 + ylabel_w + 6;
   L.plot_y = pad + text_height(2) + 6 + text_height() + 14;
   const double lo = s.scale.lo, hi = s.scale.hi;
-  std::string legend_labels[5];
+  const std::array<std::string, 5> labels = legend_labels(lo, hi);
   int legend_label_w = 0;
-  for (int i = 0; i < 5; ++i) {
-    legend_labels[i] = format_value(lo + (hi - lo) * (4 - i) / 4.0);
-    legend_label_w = std::max(legend_label_w, text_width(legend_labels[i]));
-  }
+  for (const std::string& l : labels) legend_label_w = std::max(legend_label_w, text_width(l));
   L.legend_x = L.plot_x + plot_w + 28;
   L.legend_y = L.plot_y;
   L.legend_w = 16;
@@ -114,7 +117,7 @@ Heatmap render_heatmap(const HeatmapSpec& s) {
   for (int i = 0; i < 5; ++i) {
     const int py = L.legend_y + (L.legend_h - 1) * i / 4;
     img.fill_rect(L.legend_x + L.legend_w + 1, py, 4, 1, kFrame);
-    draw_text(img, L.legend_x + L.legend_w + 7, py - text_height() / 2, legend_labels[i], kInk);
+    draw_text(img, L.legend_x + L.legend_w + 7, py - text_height() / 2, labels[size_t(i)], kInk);
   }
   draw_text(img, L.legend_x - 2, L.legend_y - text_height() - 6, s.unit, kGrey);
   return {std::move(img), L};

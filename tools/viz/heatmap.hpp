@@ -4,6 +4,7 @@
 // Meshes wider or taller than max_plot_px are downsampled: one cell then stands for a
 // block x block square of PEs and shows their maximum (so hot spots never vanish), and the
 // subtitle says so.
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -43,5 +44,8 @@ Heatmap render_heatmap(const HeatmapSpec& spec);
 
 // Short label for a scale value: 1234, 12.5k, 3.4M.
 std::string format_value(double v);
+
+// The legend's five tick labels, top to bottom: hi, three quarters, half, a quarter, lo.
+std::array<std::string, 5> legend_labels(double lo, double hi);
 
 }  // namespace wse::viz
