@@ -90,6 +90,26 @@ TEST(Cli, FmacUtilizationCountsThePesWithAProgram) {
   EXPECT_EQ(j["sram_high_water_bytes"], 24 + 16 * 16 * 4 + 16 * 4 + 16 * 4);
 }
 
+// `wavelets` and `wavelet_hops` by hand, from the GEMV mapping (docs/architecture.md): x enters
+// at the north edge, a column's slice through its ingress port, and runs south through every PE
+// row; each PE sends its rows' partial sums east, the last column's going on to the egress. On a
+// 4 x 2 grid with y of 6 (3 a row) and x of 8 (2 a column): injected 8 x + 8 PEs x 3 partials
+// = 32; hops 4 columns x 2 x south to row 1, and 2 rows x 3 east hops x 3 partials = 26 (the
+// links into the egress and from the ingress are edge links, not hops). Found by a mutation
+// test: leaving out the ingress ports' wavelets, or counting every link as a hop, were caught
+// only by comparing the report with the activity dump, which shares the counters.
+TEST(Cli, WaveletsAndHopsAreTheMappingsByHand) {
+  const fs::path cfg = write("hand_count.yaml", "machine: wse2\nmesh: {width: 4, height: 2}\ngemv: {rows: 6, cols: 8, seed: 7}\n");
+  const fs::path out = wse::test::process_scratch() / "hand_count";
+  fs::remove_all(out);
+  Output o = wse("run " + cfg.string() + " --threads 1 --out " + out.string());
+  ASSERT_EQ(o.code, 0) << o.text;
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(out / "report.json"));
+  EXPECT_EQ(j["wavelets"], 8 + 8 * 3);
+  EXPECT_EQ(j["wavelet_hops"], 4 * 2 + 2 * 3 * 3);
+  EXPECT_NE(o.text.find("wavelets          32 injected (edge ports and PEs), 26 hops"), std::string::npos) << o.text;
+}
+
 // --threads beyond what a mesh can use (a worker per row at most) runs on fewer, and the report
 // says so, as it does for the engine's own choice; a count it could use in full gets no note.
 TEST(Cli, AThreadCountTheMeshCannotUseIsNotedInTheReport) {
