@@ -56,6 +56,16 @@ size_t columns() {
   return ioctl(fileno(stderr), TIOCGWINSZ, &w) == 0 && w.ws_col > 0 ? w.ws_col : 80;
 }
 
+// Draws `line` in place of the last, cut to the terminal's width: a line that wraps leaves its
+// first row behind at every redraw (the bar is about 100 columns; an 80-column terminal filled
+// with stale rows).
+void draw(std::string text) {
+  const size_t room = columns() - 1;
+  if (text.size() > room) text.resize(room);
+  std::fprintf(stderr, "\r\033[K%s", text.c_str());
+  std::fflush(stderr);
+}
+
 }  // namespace
 
 std::string Progress::eta(uint64_t done, uint64_t total) const {
@@ -65,13 +75,7 @@ std::string Progress::eta(uint64_t done, uint64_t total) const {
 }
 
 void Progress::show(const char* line) {
-  // Cut to the terminal's width: a line that wraps leaves its first row behind at every redraw
-  // (the bar is about 100 columns; an 80-column terminal filled with stale rows).
-  std::string text = line;
-  const size_t room = columns() - 1;
-  if (text.size() > room) text.resize(room);
-  std::fprintf(stderr, "\r\033[K%s", text.c_str());
-  std::fflush(stderr);
+  draw(line);
   shown_ = true;
 }
 
@@ -121,11 +125,7 @@ void CycleLine::at(uint64_t cycle, std::chrono::steady_clock::time_point now) {
   if (secs > 0 && cycle > first_) std::snprintf(pace, sizeof pace, "  %s cycles/s", rate_text(double(cycle - first_) / secs).c_str());
   char line[256];
   std::snprintf(line, sizeof line, "  cycle %llu%s  %s in%s", (unsigned long long)cycle, limit, duration_text(uint64_t(secs)).c_str(), pace);
-  std::string text = line;
-  const size_t room = columns() - 1;
-  if (text.size() > room) text.resize(room);
-  std::fprintf(stderr, "\r\033[K%s", text.c_str());
-  std::fflush(stderr);
+  draw(line);
   shown_ = true;
 }
 

@@ -69,17 +69,25 @@ TEST(Cli, TheGemvExampleGivesTheChecksumTheDocsGive) {
   }
 }
 
+// `wse run` of `yaml` on one thread into a fresh folder named `name`: what it printed, and its
+// report (`report`), for tests that check a run's figures by hand.
+Output run_for_report(const std::string& name, const std::string& yaml, nlohmann::json& report) {
+  const fs::path cfg = write(name + ".yaml", yaml);
+  const fs::path out = wse::test::process_scratch() / name;
+  fs::remove_all(out);
+  Output o = wse("run " + cfg.string() + " --threads 1 --out " + out.string());
+  if (o.code == 0) report = nlohmann::json::parse(std::ifstream(out / "report.json"));
+  return o;
+}
+
 // Found by a mutation test: no test read fmac_utilization or active_pes (counting every tile, or
 // dividing by one PE more, passed). A 4x4 GEMV grid on a 6x5 mesh: the PEs with a program are the
 // grid's 16, its fmac cycles are its 64 x 64 MACs (one a cycle, fp32), and the utilization is
 // fmac cycles / (active PEs x cycles), as docs/cycle-engine.md defines it.
 TEST(Cli, FmacUtilizationCountsThePesWithAProgram) {
-  const fs::path cfg = write("sub_grid.yaml", "machine: wse2\nmesh: {width: 6, height: 5}\ngemv: {rows: 64, cols: 64, grid: {width: 4, height: 4}, seed: 7}\n");
-  const fs::path out = wse::test::process_scratch() / "sub_grid";
-  fs::remove_all(out);
-  Output o = wse("run " + cfg.string() + " --threads 1 --out " + out.string());
+  nlohmann::json j;
+  Output o = run_for_report("sub_grid", "machine: wse2\nmesh: {width: 6, height: 5}\ngemv: {rows: 64, cols: 64, grid: {width: 4, height: 4}, seed: 7}\n", j);
   ASSERT_EQ(o.code, 0) << o.text;
-  const nlohmann::json j = nlohmann::json::parse(std::ifstream(out / "report.json"));
   EXPECT_EQ(j["active_pes"], 16);
   EXPECT_EQ(j["macs"], 64 * 64);
   EXPECT_EQ(j["pe_cycles"]["fmac"], 64 * 64);
@@ -99,12 +107,9 @@ TEST(Cli, FmacUtilizationCountsThePesWithAProgram) {
 // test: leaving out the ingress ports' wavelets, or counting every link as a hop, were caught
 // only by comparing the report with the activity dump, which shares the counters.
 TEST(Cli, WaveletsAndHopsAreTheMappingsByHand) {
-  const fs::path cfg = write("hand_count.yaml", "machine: wse2\nmesh: {width: 4, height: 2}\ngemv: {rows: 6, cols: 8, seed: 7}\n");
-  const fs::path out = wse::test::process_scratch() / "hand_count";
-  fs::remove_all(out);
-  Output o = wse("run " + cfg.string() + " --threads 1 --out " + out.string());
+  nlohmann::json j;
+  Output o = run_for_report("hand_count", "machine: wse2\nmesh: {width: 4, height: 2}\ngemv: {rows: 6, cols: 8, seed: 7}\n", j);
   ASSERT_EQ(o.code, 0) << o.text;
-  const nlohmann::json j = nlohmann::json::parse(std::ifstream(out / "report.json"));
   EXPECT_EQ(j["wavelets"], 8 + 8 * 3);
   EXPECT_EQ(j["wavelet_hops"], 4 * 2 + 2 * 3 * 3);
   EXPECT_NE(o.text.find("wavelets          32 injected (edge ports and PEs), 26 hops"), std::string::npos) << o.text;

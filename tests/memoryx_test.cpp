@@ -222,6 +222,16 @@ TEST(SwarmX, BroadcastSharesOneBufferAndReduceSumsInTreeOrder) {
   EXPECT_EQ(sum[1], (expect + second) + 1.0f);
 }
 
+// A safetensors file's header as written: its 8-byte little-endian length, then that many bytes
+// (`in` is left at the data).
+std::string header_of(std::ifstream& in) {
+  uint64_t len = 0;
+  in.read(reinterpret_cast<char*>(&len), 8);
+  std::string header(len, '\0');
+  in.read(header.data(), long(len));
+  return header;
+}
+
 TEST(Safetensors, WrittenFilesFollowTheFormatAndReadBack) {
   Checkpoint c;
   c.tensors.push_back({"fc1.weight", {2, 3}, {1, 2, 3, 4, 5, 6}});
@@ -231,11 +241,7 @@ TEST(Safetensors, WrittenFilesFollowTheFormatAndReadBack) {
   write_safetensors(path, c);
   // The format by hand: 8-byte LE header length, JSON header, raw LE data.
   std::ifstream in(path, std::ios::binary);
-  uint64_t len = 0;
-  in.read(reinterpret_cast<char*>(&len), 8);
-  std::string header(len, '\0');
-  in.read(header.data(), long(len));
-  auto j = nlohmann::json::parse(header);
+  auto j = nlohmann::json::parse(header_of(in));
   EXPECT_EQ(j["fc1.weight"]["dtype"], "F32");
   EXPECT_EQ(j["fc1.weight"]["shape"], nlohmann::json({2, 3}));
   EXPECT_EQ(j["fc1.bias"]["data_offsets"], nlohmann::json({24, 36}));
@@ -268,10 +274,8 @@ TEST(Safetensors, TheHeaderIsPaddedToEightBytesByLessThanEight) {
     const auto path = wse::test::scratch_file("padded_" + std::to_string(extra) + ".safetensors");
     write_safetensors(path, c);
     std::ifstream in(path, std::ios::binary);
-    uint64_t len = 0;
-    in.read(reinterpret_cast<char*>(&len), 8);
-    std::string header(len, '\0');
-    in.read(header.data(), long(len));
+    const std::string header = header_of(in);
+    const uint64_t len = header.size();
     EXPECT_EQ(len % 8, 0u) << extra;
     const size_t pad = header.size() - (header.find_last_not_of(' ') + 1);
     EXPECT_LT(pad, 8u) << extra << ": " << header;
