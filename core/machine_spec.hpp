@@ -22,7 +22,10 @@ struct MachineSpec {
   uint32_t fmac_simd_mixed = 2;         // @fmachs (fp16 x fp16 + fp32)
   uint32_t fmac_simd_fp32 = 1;          // @fmacs, @fmuls
   uint32_t move_simd_fp32 = 2;          // @fadds @fsubs @fmovs @fnegs
-  uint32_t move_simd_fp16 = 4;          // @faddh @fmovh ... (fp16 elementwise)
+  uint32_t move_simd_fp16 = 4;          // @faddh @fmovh @fsubh @fnegh @fmulh (fp16 elementwise)
+  uint32_t fmax_simd_fp16 = 1;          // @fmaxh
+  uint32_t fmax_simd_fp32 = 1;          // @fmaxs
+  uint32_t convert_simd = 1;            // @fh2s @fs2h
 
   // The PE's datapath and its threads.
   uint32_t dsd_pipeline_cycles = 1;     // an element read by a DSD op reaches the output queue this much later

@@ -375,6 +375,7 @@ static const std::set<std::string>& machine_field_names() {
       "name", "preset", "fabric_width", "fabric_height", "sram_bytes_per_pe", "sram_banks", "colours",
       "hop_latency_cycles", "ramp_latency_cycles", "wavelets_per_link_per_cycle", "router_buffer_depth",
       "pe_input_queue_depth", "fmac_simd_fp16", "fmac_simd_mixed", "fmac_simd_fp32", "move_simd_fp32", "move_simd_fp16",
+      "fmax_simd_fp16", "fmax_simd_fp32", "convert_simd",
       "dsd_pipeline_cycles", "fabric_dsd_setup_cycles", "data_task_receive_cycles", "local_task_ids", "data_task_ids_shared", "microthreads", "pe_input_queues", "pe_output_queues",
       "pe_output_queue_depth", "pe_filters", "switch_positions", "switch_rx_and_tx", "clock_hz", "io_bytes_per_cycle",
       "memoryx_bytes_per_cycle", "memoryx_update_bytes_per_cycle", "memoryx_latency_cycles", "swarmx_fanout",
@@ -415,6 +416,9 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
   u32("move_simd_fp32", s.move_simd_fp32, 1024);
   u32("fmac_simd_mixed", s.fmac_simd_mixed, 1024);
   u32("move_simd_fp16", s.move_simd_fp16, 1024);
+  u32("fmax_simd_fp16", s.fmax_simd_fp16, 1024);
+  u32("fmax_simd_fp32", s.fmax_simd_fp32, 1024);
+  u32("convert_simd", s.convert_simd, 1024);
   u32("dsd_pipeline_cycles", s.dsd_pipeline_cycles, MachineSpec::kMaxLatency);
   if (n["fabric_dsd_setup_cycles"])
     s.fabric_dsd_setup_cycles = uint32_t(count(n["fabric_dsd_setup_cycles"], where, f("fabric_dsd_setup_cycles"), 1000));

@@ -109,8 +109,9 @@ inline void mem_write(uint8_t* sram, const Dsd& d, uint32_t i, ElemType t, float
   const bool mixed = t_dst == ElemType::F32 && (t_b == ElemType::F16 || t_a == ElemType::F16);
   uint32_t w;
   if (code == DsdOpCode::Mac) w = h_only ? spec.fmac_simd_fp16 : mixed ? spec.fmac_simd_mixed : spec.fmac_simd_fp32;
-  else if (code == DsdOpCode::Mul || code == DsdOpCode::Max) w = h_only ? spec.move_simd_fp16 : spec.fmac_simd_fp32;
-  else if (code == DsdOpCode::Cvt) w = spec.move_simd_fp32;
+  else if (code == DsdOpCode::Mul) w = h_only ? spec.move_simd_fp16 : spec.fmac_simd_fp32;
+  else if (code == DsdOpCode::Max) w = h_only ? spec.fmax_simd_fp16 : spec.fmax_simd_fp32;
+  else if (code == DsdOpCode::Cvt) w = spec.convert_simd;
   else w = h_only ? spec.move_simd_fp16 : mixed ? spec.fmac_simd_mixed : spec.move_simd_fp32;
   auto limit = [&w, &spec](const Dsd& d, bool is_dst) __attribute__((always_inline)) {
     if (!d.mem() || d.stride == 1) return;

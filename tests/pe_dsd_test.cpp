@@ -137,6 +137,66 @@ TEST(PeDsd, SimdWidthFollowsTheSdksStrideTable) {
   }
 }
 
+// Every memory builtin's cost at 64 elements, stride 1, against the SDK's SIMD-mode table typed
+// in by hand from the page (CSL *Appendix – SIMD Mode*, sdk.cerebras.net/csl/language/appendix,
+// 2.10.0), WSE-2 / WSE-3: fmovs fadds fsubs fnegs 2/4, fmovh faddh fsubh fmulh fnegh fmach 4/8,
+// fmachs faddhs 2/4, fmaxh 1/8, fmaxs 1/4, fh2s fs2h 1/4; fmacs and fmuls are not in the table
+// (1). Until the forty-second round `fmaxh` took the fp16 elementwise width (4 on WSE-2),
+// `fmaxs` the fmacs width (1 on WSE-3) and the conversions the fmovs width (2 on WSE-2).
+struct TableVars {
+  float a[64], b[64], y[64];
+  _Float16 h1[64], h2[64], hy[64];
+};
+constexpr int kTableOps = 18;
+uint32_t g_table_cost[kTableOps];
+
+void every_builtin(PeContext& ctx) {
+  auto& v = *ctx.at<TableVars>(0u);
+  const Dsd a = ctx.mem(v.a, 64), b = ctx.mem(v.b, 64), y = ctx.mem(v.y, 64);
+  const Dsd h1 = ctx.mem(v.h1, 64), h2 = ctx.mem(v.h2, 64), hy = ctx.mem(v.hy, 64);
+  uint32_t before = ctx.cost();
+  int i = 0;
+  auto mark = [&] { g_table_cost[i++] = ctx.cost() - before, before = ctx.cost(); };
+  ctx.fmovs(y, a), mark();
+  ctx.fadds(y, a, b), mark();
+  ctx.fsubs(y, a, b), mark();
+  ctx.fmuls(y, a, b), mark();
+  ctx.fmaxs(y, a, b), mark();
+  ctx.fnegs(y, a), mark();
+  ctx.fmacs(y, a, b, 2.0f), mark();
+  ctx.fmovh(hy, h1), mark();
+  ctx.faddh(hy, h1, h2), mark();
+  ctx.fsubh(hy, h1, h2), mark();
+  ctx.fmulh(hy, h1, h2), mark();
+  ctx.fmaxh(hy, h1, h2), mark();
+  ctx.fnegh(hy, h1), mark();
+  ctx.fmach(hy, h1, h2, _Float16(0.5f)), mark();
+  ctx.fmachs(y, a, h2, _Float16(0.5f)), mark();
+  ctx.faddhs(y, a, h2), mark();
+  ctx.fh2s(y, h1), mark();
+  ctx.fs2h(hy, a), mark();
+}
+
+TEST(PeDsd, EveryBuiltinRunsAtItsWidthInTheSdksTable) {
+  const char* names[kTableOps] = {"fmovs", "fadds", "fsubs", "fmuls", "fmaxs", "fnegs", "fmacs", "fmovh", "faddh",
+                                  "fsubh", "fmulh", "fmaxh", "fnegh", "fmach", "fmachs", "faddhs", "fh2s", "fs2h"};
+  const uint32_t wse2[kTableOps] = {2, 2, 2, 1, 1, 2, 1, 4, 4, 4, 4, 1, 4, 4, 2, 2, 1, 1};
+  const uint32_t wse3[kTableOps] = {4, 4, 4, 1, 4, 4, 1, 8, 8, 8, 8, 8, 8, 8, 4, 4, 4, 4};
+  for (const auto& [spec, width] : {std::pair{test::wse2(), wse2}, std::pair{test::wse3(), wse3}}) {
+    Wafer wafer(spec, {1, 1});
+    Program p;
+    p.name = "every_builtin";
+    p.start_task = p.local(every_builtin);
+    wafer.load({0, 0}, &p);
+    wafer.allocate({0, 0}, "vars", sizeof(TableVars));
+    std::memset(wafer.pe({0, 0}).sram.base(), 0, sizeof(TableVars));
+    std::fill(std::begin(g_table_cost), std::end(g_table_cost), 0u);
+    wafer.finalize(1);
+    wafer.run(10'000);
+    for (int i = 0; i < kTableOps; ++i) EXPECT_EQ(g_table_cost[i], 64 / width[i]) << spec.name << " " << names[i];
+  }
+}
+
 // ---- streaming ops and threads on a 2 x 1 row ----
 
 constexpr Colour kC = 3;
