@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <numeric>
+#include <set>
 #include <unistd.h>
 
 #include "core/errors.hpp"
@@ -188,6 +189,46 @@ TEST(VizPng, LegendAxesAndTitleAreDrawn) {
 TEST(VizPng, TheLegendsLabelsRunFromHiAtTheTopToLo) {
   EXPECT_EQ(legend_labels(0, 25), (std::array<std::string, 5>{"25", "18.8", "12.5", "6.25", "0"}));
   EXPECT_EQ(legend_labels(1000, 5000), (std::array<std::string, 5>{"5000", "4000", "3000", "2000", "1000"}));
+}
+
+// A metric that is 0 everywhere: one label, "all 0", and a bar of one colour. Its legend read
+// 0, 0.25, 0.50, 0.75, 1 cycles, values no PE had (forty-second round's study audit).
+TEST(VizPng, AMetricThatIsZeroEverywhereHasALegendOfOneValue) {
+  EXPECT_EQ(legend_labels(0, 0), (std::array<std::string, 5>{"", "", "all 0", "", ""}));
+  std::vector<uint32_t> v(12, 0);
+  HeatmapSpec s;
+  s.width = 4, s.height = 3, s.values = v, s.title = "stall_backpressure_cycles", s.unit = "cycles", s.scale = {0, 0};
+  const Heatmap hm = render_heatmap(s);
+  const HeatmapLayout& L = hm.layout;
+  EXPECT_EQ(hm.image.at(uint32_t(L.legend_x + 1), uint32_t(L.legend_y)), viridis(0));  // the top of the bar too
+  EXPECT_EQ(hm.image.at(uint32_t(L.legend_x + 1), uint32_t(L.legend_y + L.legend_h - 1)), viridis(0));
+  EXPECT_EQ(hm.image.at(uint32_t(L.pe_px_x(2)), uint32_t(L.pe_px_y(1))), viridis(0));
+}
+
+// A line plot's axis labels carry the decimals their step needs, in one unit an axis: a loss
+// between 2.31 and 2.34 had its ticks 0.005 apart printed 2.31, 2.31, 2.32, 2.32, ...
+TEST(VizLinePlot, TickLabelsCarryTheDecimalsTheirStepNeeds) {
+  EXPECT_EQ(format_tick(2.31, 0.005, 2.34), "2.310");
+  EXPECT_EQ(format_tick(2.315, 0.005, 2.34), "2.315");
+  EXPECT_EQ(format_tick(1e-17, 0.005, 2.34), "0.000");  // a sum's rounding is 0
+  EXPECT_EQ(format_tick(2.5, 0.5, 3), "2.5");
+  EXPECT_EQ(format_tick(3, 0.5, 3), "3.0");
+  EXPECT_EQ(format_tick(0.3, 0.1, 1), "0.3");
+  EXPECT_EQ(format_tick(4000, 1000, 9000), "4000");
+  EXPECT_EQ(format_tick(1250000, 50000, 1.5e6), "1.25M");
+  EXPECT_EQ(format_tick(0, 50000, 1.5e6), "0.00M");
+  EXPECT_EQ(format_tick(200000, 100000, 500000), "200k");
+  // The ticks of the loss axis that repeated: each distinct.
+  std::set<std::string> seen;
+  for (int i = 0; i <= 6; ++i) EXPECT_TRUE(seen.insert(format_tick(2.31 + 0.005 * i, 0.005, 2.34)).second) << i;
+}
+
+// Every picture says the cycles its values cover: a frame its own, the whole run's the run's
+// (whole-run pictures had none, though visualization.md said they had).
+TEST(VizWrite, APicturesSubtitleGivesTheCyclesItCovers) {
+  const DumpView d = wse::testing::demo_dump(6, 4, 8);
+  EXPECT_EQ(picture_subtitle(d, 0, d.cycles), "mesh 6x4  wse2  layer demo fwd  cycles 0-" + std::to_string(d.cycles));
+  EXPECT_EQ(picture_subtitle(d, 100, 200), "mesh 6x4  wse2  layer demo fwd  cycles 100-200");
 }
 
 TEST(VizPng, LargeMeshIsDownsampledToTheMaximumOfEachBlock) {

@@ -25,8 +25,31 @@ uint32_t tick_step(uint32_t pes, double px_per_pe, int label_px) {
 
 std::array<std::string, 5> legend_labels(double lo, double hi) {
   std::array<std::string, 5> out;
+  // A scale of one value (a metric that is 0 everywhere): one label, "all 0", in the middle of a
+  // bar of one colour; quarters of a made-up range would claim values the run never had.
+  if (!(hi > lo)) {
+    out[2] = "all " + format_value(lo);
+    return out;
+  }
   for (int i = 0; i < 5; ++i) out[size_t(i)] = format_value(lo + (hi - lo) * (4 - i) / 4.0);
   return out;
+}
+
+std::string format_tick(double v, double step, double largest) {
+  // One axis's labels share a unit (the largest value's) and as many decimals as the step needs
+  // in it: 2.310, 2.315, 2.320 where format_value gave 2.31, 2.31, 2.32.
+  double unit = 1;
+  const char* suffix = "";
+  const double a = std::fabs(largest);
+  if (a >= 1e9) unit = 1e9, suffix = "G";
+  else if (a >= 1e6) unit = 1e6, suffix = "M";
+  else if (a >= 1e5) unit = 1e3, suffix = "k";
+  const double s = step / unit;
+  const int decimals = s >= 1 || !(s > 0) ? 0 : std::min(12, int(std::ceil(-std::log10(s) - 1e-9)));
+  const double x = v / unit;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f%s", decimals, std::fabs(x) < s / 1e6 ? 0.0 : x, suffix);
+  return buf;
 }
 
 std::string format_value(double v) {
@@ -110,11 +133,12 @@ Heatmap render_heatmap(const HeatmapSpec& s) {
 
   // Legend: hi at the top, lo at the bottom, five labelled ticks, the unit above.
   for (int row = 0; row < L.legend_h; ++row) {
-    const double t = L.legend_h > 1 ? 1.0 - double(row) / (L.legend_h - 1) : 1.0;
+    const double t = !(hi > lo) ? 0.0 : L.legend_h > 1 ? 1.0 - double(row) / (L.legend_h - 1) : 1.0;
     img.fill_rect(L.legend_x, L.legend_y + row, L.legend_w, 1, viridis(t));
   }
   img.frame_rect(L.legend_x - 1, L.legend_y - 1, L.legend_w + 2, L.legend_h + 2, kFrame);
   for (int i = 0; i < 5; ++i) {
+    if (labels[size_t(i)].empty()) continue;
     const int py = L.legend_y + (L.legend_h - 1) * i / 4;
     img.fill_rect(L.legend_x + L.legend_w + 1, py, 4, 1, kFrame);
     draw_text(img, L.legend_x + L.legend_w + 7, py - text_height() / 2, labels[size_t(i)], kInk);

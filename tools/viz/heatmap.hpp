@@ -45,7 +45,13 @@ Heatmap render_heatmap(const HeatmapSpec& spec);
 // Short label for a scale value: 1234, 12.5k, 3.4M.
 std::string format_value(double v);
 
-// The legend's five tick labels, top to bottom: hi, three quarters, half, a quarter, lo.
+// The legend's five tick labels, top to bottom: hi, three quarters, half, a quarter, lo. A scale
+// of one value (hi <= lo) has one label, "all <lo>", in the middle, the others empty.
 std::array<std::string, 5> legend_labels(double lo, double hi);
+
+// A line plot's axis label for value v on an axis of ticks `step` apart whose largest value is
+// `largest`: every label of the axis in one unit (k, M, G from the largest), with the decimals
+// the step needs, so no two ticks print alike.
+std::string format_tick(double v, double step, double largest);
 
 }  // namespace wse::viz

@@ -324,10 +324,13 @@ constexpr const char* kTail = R"HTML(</script>
 
   function drawLegend() {
     const m = D.metrics[S.metric], lc = $("legend-bar"), lx = lc.getContext("2d");
-    for (let x = 0; x < lc.width; ++x) { const c = viridis(x / (lc.width - 1)); lx.fillStyle = `rgb(${c})`; lx.fillRect(x, 0, 1, lc.height); }
+    // A metric that is 0 everywhere gets a bar of one colour and one label: a 0..1 scale would
+    // claim values the run never had.
+    const flat = !(m.max > 0);
+    for (let x = 0; x < lc.width; ++x) { const c = viridis(flat ? 0 : x / (lc.width - 1)); lx.fillStyle = `rgb(${c})`; lx.fillRect(x, 0, 1, lc.height); }
     const hi = Math.max(1, m.max);
     $("legend-title").textContent = `${m.name} (${m.unit})` + (B > 1 ? ", max per block" : "");
-    $("legend-lo").textContent = "0"; $("legend-mid").textContent = short(hi / 2); $("legend-hi").textContent = short(hi);
+    $("legend-lo").textContent = flat ? "" : "0"; $("legend-mid").textContent = flat ? "all 0" : short(hi / 2); $("legend-hi").textContent = flat ? "" : short(hi);
   }
 
   function intervalText(i) {

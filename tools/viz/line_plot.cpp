@@ -63,12 +63,12 @@ Image render_line_plot(const LinePlot& plot) {
   draw_text(img, left, 12, plot.title, text, 2);
   for (double y = y0; y <= y1 + ys / 2; y += ys) {
     line(img, left, py(y), left + w, py(y), grid);
-    const std::string label = format_value(std::abs(y) < ys / 1e6 ? 0.0 : y);
+    const std::string label = format_tick(y, ys, std::max(std::abs(y0), std::abs(y1)));
     draw_text(img, left - 6 - text_width(label), int(py(y)) - text_height() / 2, label, text);
   }
   for (double x = std::ceil(x0 / xs) * xs; x <= x1 + xs / 1e6; x += xs) {
     line(img, px(x), top, px(x), top + h, grid);
-    const std::string label = format_value(x);
+    const std::string label = format_tick(x, xs, std::max(std::abs(x0), std::abs(x1)));
     draw_text(img, int(px(x)) - text_width(label) / 2, top + h + 6, label, text);
   }
   img.frame_rect(left, top, w + 1, h + 1, axis);

@@ -26,14 +26,6 @@ std::string file_stem(const std::string& name) {
   return s.empty() ? "metric" : s;
 }
 
-std::string subtitle(const DumpView& d) {
-  std::string s = "mesh " + std::to_string(d.width) + "x" + std::to_string(d.height);
-  if (!d.machine.empty()) s += "  " + d.machine;
-  if (!d.layer.empty()) s += "  layer " + d.layer;
-  if (!d.pass.empty()) s += " " + d.pass;
-  return s;
-}
-
 void write_png(const Heatmap& h, const fs::path& p, VizResult& r, bool sync = true) {
   h.image.write_png(p, sync);
   r.files.push_back(p);
@@ -47,6 +39,14 @@ fs::path make_dir(const fs::path& p) {
 }
 
 }  // namespace
+
+std::string picture_subtitle(const DumpView& d, uint64_t start, uint64_t end) {
+  std::string s = "mesh " + std::to_string(d.width) + "x" + std::to_string(d.height);
+  if (!d.machine.empty()) s += "  " + d.machine;
+  if (!d.layer.empty()) s += "  layer " + d.layer;
+  if (!d.pass.empty()) s += " " + d.pass;
+  return s + "  cycles " + std::to_string(start) + "-" + std::to_string(end);
+}
 
 bool is_level(const MetricGrid& m) {
   return m.unit == "bytes" || m.name.find("occupancy") != std::string::npos ||
@@ -164,11 +164,13 @@ VizResult write_viz(const DumpView& d, const fs::path& out_dir, const VizOptions
     s.width = d.width;
     s.height = d.height;
     s.unit = m->unit;
-    s.subtitle = subtitle(d);
+    // The whole run's cycles, as a frame gives its own: what its counts are totals over.
+    const uint64_t run_start = d.interval_starts.empty() ? 0 : d.interval_starts.front();
+    s.subtitle = picture_subtitle(d, run_start, std::max<uint64_t>(d.cycles, run_start));
     s.values = total;
     s.title = m->name + (is_level(*m) ? "  max over " : "  total over ") + std::to_string(n) +
               (n == 1 ? " interval" : " intervals");
-    s.scale = {0, std::max(1.0, double(*std::max_element(total.begin(), total.end())))};
+    s.scale = {0, double(*std::max_element(total.begin(), total.end()))};  // 0: a one-colour legend, "all 0"
     write_png(render_heatmap(s), top(stem + ".png"), r);
     drew();
     if (!opt.frames) continue;
@@ -180,7 +182,7 @@ VizResult write_viz(const DumpView& d, const fs::path& out_dir, const VizOptions
     }
     auto frame = [&](size_t j) -> const std::vector<uint32_t>& { return per > 1 ? merged[j] : m->frames[j]; };
     // Frames share one scale: the largest value of any frame.
-    uint32_t hi = 1;
+    uint32_t hi = 0;
     for (size_t j = 0; j < count; ++j) hi = std::max(hi, *std::max_element(frame(j).begin(), frame(j).end()));
     s.scale = {0, double(hi)};
     for (size_t j = 0; j < count; ++j) {
@@ -191,7 +193,7 @@ VizResult write_viz(const DumpView& d, const fs::path& out_dir, const VizOptions
       s.title = m->name + (per > 1 ? "  intervals " + std::to_string(first + 1) + "-" + std::to_string(last + 1) + "/" + std::to_string(n) +
                                          (is_level(*m) ? " (max)" : " (sum)")
                                    : "  interval " + std::to_string(j + 1) + "/" + std::to_string(n));
-      s.subtitle = subtitle(d) + "  cycles " + std::to_string(start) + "-" + std::to_string(end);
+      s.subtitle = picture_subtitle(d, start, end);
       char num[32];
       std::snprintf(num, sizeof num, "_%04zu.png", j);
       write_png(render_heatmap(s), opt.out ? opt.out->entry_in("frames", stem + num) : frames_dir / (stem + num), r, false);  // frames are cheap to redraw: no fsync

@@ -51,6 +51,9 @@ std::vector<MetricGrid> tile_metrics(const DumpView& dump);
 // Whether a metric is a level (bytes held, queue occupancy) rather than a count per interval:
 // levels are summarised over the run by their maximum, counts by their sum.
 bool is_level(const MetricGrid& m);
+// A picture's subtitle: mesh, machine, layer and pass, and the cycles [start, end] its values
+// cover (a frame's, or the whole run's: what its counts are totals over).
+std::string picture_subtitle(const DumpView& d, uint64_t start, uint64_t end);
 // The run summary of a metric of `dump` (one of tile_metrics(dump)): per PE, the sum (counts) or
 // maximum (levels) over the intervals [first, end) (by default all of them; a merged frame is
 // the summary of its intervals). A link metric's tile is the largest of its links' summaries,
