@@ -235,6 +235,15 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     bool on = false;
     uint64_t step = 0, end = 0, samples = 0;
   } resume;
+  // A config's resume_from is read the same way, up front, so that its errors name the field
+  // (they came from MemoryX's set-up as "checkpoint X: file not found", no field named).
+  if (modes.resume.empty() && !tc.resume_from.empty()) {
+    try {
+      SafetensorsFile{tc.resume_from};
+    } catch (const UsageError& e) {
+      throw UsageError(where + ": field 'training.resume_from': " + e.what());
+    }
+  }
   if (!modes.resume.empty()) {
     const SafetensorsFile ck(modes.resume);  // header checked in full
     const std::string hint =
@@ -269,37 +278,45 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     tc.resume_from = modes.resume;
   }
 
-  // Where the output goes, checked before any work (--validate_only writes nothing, but says what
-  // the run would refuse: a checkpoint_dir that is a file passed it).
+  // Where the output goes, checked before any work. --validate_only writes nothing, but says what
+  // the run would refuse: it gives training.checkpoint_dir the run's own checks (a file there, a
+  // folder that cannot be made or written, another run's files), and takes away again what they
+  // made; it said "valid" for a folder the run then refused until the forty-second round.
   std::optional<OutputDir> out, own_ckpt;
   bool ckpt_in_out = false;
-  if (modes.validate_only && !tc.checkpoint_dir.empty()) {
-    std::error_code ec;
-    if (fs::exists(tc.checkpoint_dir, ec) && !fs::is_directory(tc.checkpoint_dir, ec))
-      throw OutputError(where + ": field 'training.checkpoint_dir': " + tc.checkpoint_dir.string() +
-                        " exists and is not a directory; name a directory for the output");
+  // A resumed run continues the run whose checkpoints are there; any other run needs it to itself.
+  const bool same_run = !tc.checkpoint_dir.empty() && resume.on && path_inside(modes.resume.parent_path(), tc.checkpoint_dir) &&
+                        path_inside(tc.checkpoint_dir, modes.resume.parent_path());
+  auto checkpoint_dir_options = [&] {
+    return OutputDirOptions{"training.checkpoint_dir", modes.overwrite, same_run, modes.command, {{cfg.source, "the config this run reads"}}};
+  };
+  if (!tc.checkpoint_dir.empty()) {
+    // training.checkpoint_dir naming the --out directory itself: the checkpoints are entries of
+    // --out's own record (a second record of the same folder overwrote the first, and its
+    // --overwrite then removed the checkpoint this run had just written).
+    ckpt_in_out = path_inside(tc.checkpoint_dir, out_dir) && path_inside(out_dir, tc.checkpoint_dir);
+    // Another run's folder is emptied by --overwrite: never the one the run starts from (as for --out).
+    if (!ckpt_in_out && !modes.compile_only && modes.overwrite && !same_run && !tc.resume_from.empty() && path_inside(tc.resume_from, tc.checkpoint_dir) &&
+        fs::exists(tc.checkpoint_dir / OutputDir::kMarker))
+      throw UsageError("--overwrite " + tc.checkpoint_dir.string() + " (training.checkpoint_dir) would remove " + tc.resume_from.string() +
+                       ", the checkpoint this run starts from; choose another training.checkpoint_dir, or --resume it to finish its run");
+  }
+  if (modes.validate_only && !tc.checkpoint_dir.empty() && !ckpt_in_out) {
+    try {
+      OutputDir check(tc.checkpoint_dir, checkpoint_dir_options());  // never claimed: what it made goes with it
+    } catch (const OutputError& e) {
+      std::string m = e.what();
+      const std::string flag = "training.checkpoint_dir ";
+      if (m.rfind(flag, 0) == 0) m.erase(0, flag.size());
+      throw OutputError(where + ": field 'training.checkpoint_dir': " + m);
+    }
   }
   if (!modes.validate_only) {
     if (modes.overwrite && !tc.resume_from.empty() && path_inside(tc.resume_from, out_dir) && fs::exists(out_dir / OutputDir::kMarker))
       throw UsageError("--overwrite " + out_dir.string() + " would remove " + tc.resume_from.string() +
                        ", the checkpoint this run starts from; choose another --out");
     out.emplace(out_dir, OutputDirOptions{"--out", modes.overwrite, false, modes.command, {{cfg.source, "the config this run reads"}}});
-    // training.checkpoint_dir naming the --out directory itself: the checkpoints are entries of
-    // --out's own record (a second record of the same folder overwrote the first, and its
-    // --overwrite then removed the checkpoint this run had just written).
-    ckpt_in_out = !tc.checkpoint_dir.empty() && path_inside(tc.checkpoint_dir, out_dir) && path_inside(out_dir, tc.checkpoint_dir);
-    if (!modes.compile_only && !tc.checkpoint_dir.empty() && !ckpt_in_out) {
-      // A resumed run continues the run whose checkpoints are there; any other run needs it to itself.
-      const bool same_run = resume.on && path_inside(modes.resume.parent_path(), tc.checkpoint_dir) &&
-                            path_inside(tc.checkpoint_dir, modes.resume.parent_path());
-      // Another run's folder is emptied by --overwrite: never the one the run starts from (as for --out).
-      if (modes.overwrite && !same_run && !tc.resume_from.empty() && path_inside(tc.resume_from, tc.checkpoint_dir) &&
-          fs::exists(tc.checkpoint_dir / OutputDir::kMarker))
-        throw UsageError("--overwrite " + tc.checkpoint_dir.string() + " (training.checkpoint_dir) would remove " + tc.resume_from.string() +
-                         ", the checkpoint this run starts from; choose another training.checkpoint_dir, or --resume it to finish its run");
-      own_ckpt.emplace(tc.checkpoint_dir, OutputDirOptions{"training.checkpoint_dir", modes.overwrite, same_run, modes.command,
-                                                           {{cfg.source, "the config this run reads"}}});
-    }
+    if (!modes.compile_only && !tc.checkpoint_dir.empty() && !ckpt_in_out) own_ckpt.emplace(tc.checkpoint_dir, checkpoint_dir_options());
   }
   // The data's headers and lengths too, before MemoryX and the wafers are built (--validate_only
   // then reads the samples too, after the layers have been mapped).
@@ -334,7 +351,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
                 "fp32 weights, zeros included\n");
   {
     const InitStats& is = trainer.memoryx().init_stats();
-    std::printf("  init: %s%s, %llu tensors, %llu ops recorded, %llu pruned, %.2f s, %.1f MiB in MemoryX, peak host memory %.1f MiB\n",
+    std::printf("  init: %s%s, %llu tensors, %llu ops recorded, %llu of them pruned (never run), %.2f s, %.1f MiB in MemoryX, peak host memory %.1f MiB\n",
                 tc.memoryx.init.lazy ? "lazy" : "eager",
                 tc.memoryx.init.lazy ? (" x" + std::to_string(tc.memoryx.init.max_parallel)).c_str() : "",
                 (unsigned long long)is.tensors, (unsigned long long)is.ops_recorded, (unsigned long long)is.ops_pruned,

@@ -164,6 +164,13 @@ TEST(Cli, BadConfigsGiveAClearErrorAndExitCode2) {
       {"not_yaml.yaml", "gemv: [rows: 4\n", "not valid YAML"},
       {"sram.yaml", "mesh: {width: 1, height: 1}\ngemv: {rows: 300, cols: 300}\n", "fields 'gemv.rows' and 'gemv.cols': a 300 x 300 matrix on a 1 x 1 PE grid"},
       {"limit.yaml", "mesh: {width: 2, height: 2}\ngemv: {rows: 20, cols: 20}\nrun: {max_cycles: 10}\n", "raise run.max_cycles"},
+      // An ingress port paced by a tiny I/O rate was said to wait for a full or switched lane
+      // (forty-second round). 0.001 B/cycle over 4 north ports is a 4-byte wavelet every 16,000
+      // cycles a port: each port's third wavelet (k = 2) may enter at cycle 32,000.
+      {"paced.yaml", "machine: {preset: wse2, io_bytes_per_cycle: 0.001}\nmesh: {width: 4, height: 4}\ngemv: {rows: 16, cols: 16}\n"
+       "run: {max_cycles: 20000}\n",
+       "ingress port at (0,0) side N: 2 of 4 wavelets not taken (the next may enter at cycle 32000: the port is paced by its share of "
+       "machine.io_bytes_per_cycle"},
       // A control byte in a key was printed raw: "unknown field 'machine'" beside a list naming machine.
       {"control.yaml", "mach\x19ine: wse2\ngemv: {rows: 4, cols: 4}\n", "unknown field 'mach\\x19ine'"},
       {"control_value.yaml", "gemv: {rows: \"4\\e[2J\", cols: 4}\n", "string '4\\x1b[2J'"},

@@ -698,7 +698,17 @@ TEST(ReliabilityCli, ConfigValuesThatCannotWorkAreRefusedByName) {
        "field 'sparsity.param_name_patterns[1]': the regex 'fc1.*' is given twice (also at [0])"},
       {"dir_empty.yaml", "data: {dir: ''}\n", "field 'data.dir': expected a directory, got an empty string"},
       {"resume_empty.yaml", "training: {resume_from: ''}\n", "field 'training.resume_from': expected a checkpoint file, got an empty string"},
-      {"ck_file.yaml", "training: {checkpoint_dir: /etc/hostname}\n", "field 'training.checkpoint_dir': /etc/hostname exists and is not a directory"},
+      // A missing or unreadable resume_from named the checkpoint but not the field (forty-second round).
+      {"resume_missing.yaml", "training: {resume_from: /nonexistent/wse.safetensors}\n",
+       "field 'training.resume_from': checkpoint /nonexistent/wse.safetensors: file not found"},
+      {"resume_folder.yaml", "training: {resume_from: /tmp}\n", "field 'training.resume_from': checkpoint /tmp: not a regular file"},
+      {"ck_file.yaml", "training: {checkpoint_dir: /etc/hostname}\n", "field 'training.checkpoint_dir': /etc/hostname: exists and is not a directory"},
+      // Found by the forty-second round's config audit: --validate_only said "valid" for a
+      // checkpoint_dir holding another run's (or the user's) files, or one it cannot create, and
+      // the run then refused it.
+      {"ck_full.yaml", "training: {checkpoint_dir: " + [] { fs::create_directories(dir() / "ck_full_dir"); return config("ck_full_dir/notes.txt", "mine\n").parent_path().string(); }() + "}\n",
+       "field 'training.checkpoint_dir': " + (dir() / "ck_full_dir").string() + " is not empty (it holds notes.txt)"},
+      {"ck_proc.yaml", "training: {checkpoint_dir: /proc/wse_no_such/ck}\n", "field 'training.checkpoint_dir': /proc/wse_no_such/ck: cannot create it"},
       {"preset_in_file.yaml", "machine: " + config("inherit.yaml", "preset: wse3\nname: inherit\n").string() + "\n",
        "field 'preset': a preset file gives every figure itself"},
       {"partial_preset.yaml", "machine: " + config("partial.yaml", "name: partial\nfabric_width: 100\n").string() + "\n",
@@ -763,6 +773,21 @@ TEST(ReliabilityCli, ConfigValuesThatCannotWorkAreRefusedByName) {
   o = wse("trace " + config("gemv_t.yaml", kGemv).string() + " --from -5 --out " + (dir() / "neg").string());
   EXPECT_EQ(o.code, 2) << o.text;
   EXPECT_NE(o.text.find("--from: expected a cycle count (0, 1, 2, ...), got '-5'"), std::string::npos) << o.text;
+}
+
+// --validate_only gives training.checkpoint_dir the run's checks and leaves nothing behind: a
+// folder it would create is checked by creating it, and taken away again.
+TEST(ReliabilityCli, ValidateOnlyChecksTheCheckpointDirAndLeavesNothing) {
+  const fs::path parent = wse::test::fresh_dir(dir() / "ck_validate");
+  fs::create_directories(parent);
+  const fs::path ck = parent / "a" / "b";
+  const std::string yaml = "machine: wse2\nmesh: {width: 4, height: 2}\nkernel: fc_train\nmodel: {layers: [784, 16, 10]}\n"
+                           "data: {train_samples: 8, eval_samples: 0}\ntraining: {batch_size: 8, max_steps: 1, checkpoint_dir: " +
+                           ck.string() + "}\n";
+  Output o = wse("run " + config("ck_new.yaml", yaml).string() + " --validate_only");
+  EXPECT_EQ(o.code, 0) << o.text;
+  EXPECT_TRUE(fs::exists(parent));
+  EXPECT_FALSE(fs::exists(parent / "a")) << "--validate_only left the folders it checked";
 }
 
 // --validate_only places a GEMV or reduce kernel as a run would (it only parsed the config) and

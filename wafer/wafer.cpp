@@ -82,7 +82,7 @@ std::vector<std::string> Wafer::stuck(size_t max_lines, size_t* total) const {
   size_t n = 0;
   for (TileId t = 0; t < pes_.size(); ++t) {
     if (const Router* r = mesh_.router(t))
-      for (std::string& s : r->waiting_on()) {
+      for (std::string& s : r->waiting_on(clock_)) {
         if (lines.size() < max_lines) lines.push_back(std::move(s));
         ++n;
       }
