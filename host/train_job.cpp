@@ -377,7 +377,10 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   }
   if (modes.compile_only) {
     const auto path = out->entry("mesh_program.json");
-    write_file_atomic(path, json_text(trainer.mesh_program(), 2) + "\n", "mesh program");
+    // The machine it was compiled for: a wse2 and a wse3 program differed only in capacity_bytes.
+    nlohmann::json prog = trainer.mesh_program();
+    prog["machine"] = cfg.machine.name;
+    write_file_atomic(path, json_text(prog, 2) + "\n", "mesh program");
     std::printf("  mesh program %s\n", path.string().c_str());
     // The first step's weight streams as MemoryX would send them (wse inspect reads them).
     const auto dir = out->subdir("streams");

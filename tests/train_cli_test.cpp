@@ -247,6 +247,7 @@ TEST(TrainCli, ValidateOnlyAndCompileOnlyRunNothing) {
   ASSERT_EQ(c.code, 0) << c.text;
   nlohmann::json prog = nlohmann::json::parse(std::ifstream(out / "mesh_program.json"));
   EXPECT_EQ(prog["mesh"]["width"], 4);
+  EXPECT_EQ(prog["machine"], "wse2");  // (it did not say, forty-second round)
   EXPECT_EQ(prog["layers"][0]["columns"][3]["k_rows"], 196 + 1);  // 784 over 4 columns, plus the ones row
   EXPECT_GT(prog["routes"].size(), 8u);
   EXPECT_LE(prog["sram_plan"]["peak_bytes_max"], 49152);
