@@ -339,6 +339,64 @@ TEST(ClusterStepTime, ACriticalPathNeverHasANegativeSegment) {
   EXPECT_EQ(path[3].from, 300u);
 }
 
+// Found by the forty-second round's mutation test (three mistakes nothing caught):
+// - an input batch's time on its link taken as bytes / rate rounded down, or without its labels'
+//   bytes: the first step's batch span is one cycle short;
+// - a mixed-precision batch paced at the edge as fp32 (its values are fp16: two a word's time);
+// - a span that ends exactly at the step's boundary put on the critical path as an empty segment.
+// The first step's input batch: the user node's request reaches the input worker after
+// user_node_latency (850), the batch is on its link for ceil(bytes / input_bytes_per_cycle) and
+// reaches the wafer input_latency (850) later. Base config: 64 rows of 256 fp16 values and 64
+// one-byte labels, 32,832 bytes, 186.05 cycles at 176.47 B/cycle: 187.
+TEST(ClusterStepTime, AnInputBatchTakesItsBytesAtTheLinksRateRoundedUp) {
+  const ClusterConfig c = cluster_config(base_config(1));
+  Cluster cluster(c, 1);
+  const Batch b = make_batch(c.model.batch_size, c.model.layers.front(), c.model.layers.back(), 1);
+  cluster.train_step(b.x.data(), b.y.data(), nullptr, nullptr);
+  const nlohmann::json tl = cluster.step_timeline(0);
+  ASSERT_TRUE(tl["spans"].contains("input worker 0")) << tl["spans"].dump();
+  const nlohmann::json& worker = tl["spans"]["input worker 0"];
+  const uint64_t bytes = 64 * 256 * 2 + 64;
+  const uint64_t link = uint64_t(std::ceil(double(bytes) / c.machine.input_bytes_per_cycle));
+  ASSERT_EQ(link, 187u);
+  EXPECT_EQ(worker[0][1].get<uint64_t>(), 850u) << worker.dump();
+  EXPECT_EQ(worker[0][2].get<uint64_t>(), 850u + link + 850u) << worker.dump();
+}
+
+// On a slow input link (8 B/cycle) the batch's values enter the wafer at the link's pace: 16,384
+// values of 2 bytes (mixed) take 4,096 cycles, of 4 bytes (fp32) 8,192; the wafer's input pass
+// follows them, so mixed takes about half fp32's.
+TEST(ClusterStepTime, AMixedPrecisionBatchEntersAtTwoValuesAWordsTime) {
+  auto input_cycles = [](bool mixed) {
+    RunConfig cfg = base_config(1);
+    cfg.train.mixed = mixed;
+    if (!mixed) cfg.train.memoryx.encoding = StreamEncoding::Dense, cfg.train.loss_scale = 1.0f;
+    ClusterConfig c = cluster_config(cfg);
+    c.machine.input_bytes_per_cycle = 8;
+    Cluster cluster(c, 1);
+    const Batch b = make_batch(c.model.batch_size, c.model.layers.front(), c.model.layers.back(), 1);
+    cluster.train_step(b.x.data(), b.y.data(), nullptr, nullptr);
+    return double(cluster.input_stats().cycles);
+  };
+  const double half = input_cycles(true), full = input_cycles(false);
+  EXPECT_GE(half, 4096.0);
+  EXPECT_LT(half, 4096.0 * 1.05);
+  EXPECT_GE(full, 8192.0);
+  EXPECT_LT(full, 8192.0 * 1.05);
+}
+
+// A span that ends at the boundary belongs to the step before: the path starts after it.
+TEST(ClusterStepTime, ASpanEndingAtTheBoundaryIsNotOnThePath) {
+  ActorTimeline user{"user node", {{"begin step 2", 0, 50, 50, kNoSpan}}};
+  ActorTimeline mx{"MemoryX", {{"stream fc1 fwd", 0, 50, 120, SpanId(0) << 32}}};
+  const Timeline tl({&user, &mx});
+  const std::vector<CriticalSegment> path = tl.critical_path(SpanId(1) << 32, 50);
+  ASSERT_EQ(path.size(), 1u);
+  EXPECT_EQ(path[0].what, "stream fc1 fwd");
+  EXPECT_EQ(path[0].from, 50u);
+  EXPECT_EQ(path[0].to, 120u);
+}
+
 // A test pass between two training steps: the step after it starts from scratch, as the first
 // step did (nothing of the last step is in flight: the pass waited for it), so it takes the first
 // step's cycles exactly, counted from the pass's last loss. Before 2026-11-29 its timeline

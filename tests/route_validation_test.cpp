@@ -115,6 +115,19 @@ TEST(Sram, InUseAndHighWaterFollowAllocationsAndFrees) {
   expect_error<PeError>([&] { w.allocate({0, 0}, "c", 8); }, {"'c'", "already allocated"});
 }
 
+// A hole exactly the size asked for is reused (first fit): a mutation that wanted a larger hole
+// passed every test (an FC run on 8 KiB of SRAM then failed with 7,536 bytes free, "in pieces
+// too small"), since the test above refills its hole with less.
+TEST(Sram, AHoleOfExactlyTheSizeAskedForIsReused) {
+  Wafer w(test::spec(), {1, 1});
+  Pe& pe = w.pe({0, 0});
+  w.allocate({0, 0}, "a", 1000);
+  w.allocate({0, 0}, "b", 48152);  // the rest: 49,152 in all
+  pe.sram.free(w.names().intern("a"));
+  EXPECT_EQ(w.allocate({0, 0}, "c", 1000).offset, 0u);
+  EXPECT_EQ(pe.sram.bytes_in_use(), 49152u);
+}
+
 TEST(Sram, AnUntouchedFullWaferCostsNoSramPages) {
   // 750 x 994 x 48 KB = 36.6 GB of SRAM is reserved, not committed: building it must succeed.
   MachineSpec s = test::spec();

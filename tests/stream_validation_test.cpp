@@ -8,6 +8,7 @@
 
 #include "host/inspect_command.hpp"
 #include "wire/gradient_stream.hpp"
+#include "wire/input_batch.hpp"
 #include "wire/stream_validation.hpp"
 #include "wire/weight_stream.hpp"
 #include "schemas/gradient_stream_generated.h"
@@ -251,6 +252,27 @@ TEST(StreamValidation, AGradientStreamsEveryFieldSurvivesARoundTrip) {
     const std::string shown = testing::internal::GetCapturedStdout();
     EXPECT_NE(shown.find("layer fc2 (#1) step 77 wafer 3, "), std::string::npos) << shown;
   }
+}
+
+// An InputBatch against what its wafer expects: a label must name one of the model's classes.
+// A label equal to the class count was accepted by a mutation nothing caught (no test decoded a
+// batch with an expectation), and the loss task then read past its buffer.
+TEST(StreamValidation, AnInputBatchsLabelsAreBelowTheClassCount) {
+  InputBatchMessage m;
+  m.step = 3, m.wafer = 1, m.rows = 2, m.features = 3, m.half = false;
+  m.values = {1, 2, 3, 4, 5, 6};
+  m.labels = {0, 9};
+  const InputBatchExpectation expect{3, 1, 2, 3, 10, false};
+  const InputBatchMessage back = decode_input_batch(*encode_input_batch(m), "batch", &expect);
+  EXPECT_EQ(back.labels, m.labels);
+  EXPECT_EQ(back.values, m.values);
+  EXPECT_EQ(back.wafer, 1u);
+  m.labels = {0, 10};
+  test::expect_error<UsageError>([&] { decode_input_batch(*encode_input_batch(m), "batch", &expect); },
+                                 {"batch: field 'labels': label 10 of row 1, expected below the 10 classes"});
+  m.labels = {0, 1};
+  m.step = 4;
+  test::expect_error<UsageError>([&] { decode_input_batch(*encode_input_batch(m), "batch", &expect); }, {"field 'step': 4, expected 3"});
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "pe_test_support.hpp"
 #include "tools/perfetto/perfetto_trace.pb.h"
 #include "tools/pftrace_reader.hpp"
+#include "tools/pe_timelines.hpp"
 #include "host/cluster_trace.hpp"
 
 #include <nlohmann/json.hpp>
@@ -369,6 +370,54 @@ TEST(TracePftrace, ACountersFirstPointIsWrittenEvenAtZero) {
   EXPECT_EQ(points("stalls"), (std::vector<std::pair<Cycle, double>>{{0, 0.0}}));
   EXPECT_EQ(points("macs"), (std::vector<std::pair<Cycle, double>>{{0, 0.0}, {10, 7.0}, {20, 0.0}}));
   EXPECT_EQ(d.summary.counter_points, 4u);
+}
+
+// The JSON trace writes a counter's first point at 0 too, as the native one does: a counter that
+// stays 0 (a PE's backpressure, its input queue) was a track with no point (18 of a GEMV trace's
+// 77), found by a mutation test.
+TEST(TracePftrace, AJsonCountersFirstPointIsWrittenEvenAtZero) {
+  const auto file = test::scratch_file("zero_first.json");
+  {
+    JsonTraceWriter w(file);
+    w.begin({"wse2", "gemv", "fwd", "4x2", 10, 0});
+    const TrackId group = w.group(0, "PE (0,0)", 0);
+    const TrackId idle = w.counter_track(group, "stalls", CounterUnit::Count, 0);
+    EXPECT_TRUE(w.counter(idle, 0, 0.0));
+    EXPECT_FALSE(w.counter(idle, 10, 0.0));
+    w.finish();
+  }
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(file));
+  std::vector<nlohmann::json> points;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "C") points.push_back(e);
+  ASSERT_EQ(points.size(), 1u) << j.dump();
+  EXPECT_EQ(points[0]["ts"], 0);
+}
+
+// `wse viz`'s timelines from a trace with more bars than its budget: the viewer says bars may be
+// missing from the first cycle a dropped bar starts at (it said from where the dropped bar ended,
+// claiming cycles it did not have, found by a mutation test). Two PEs, a bar each of [0, 5) and
+// one of [5, 9) on the first: a budget of 2 drops the third, so bars may be missing from 5.
+TEST(TracePftrace, TimelinesCutByTheirBudgetSayFromWhereBarsMayBeMissing) {
+  const auto file = test::temp_file("budget.pftrace");
+  const TraceInfo info{"wse2", "gemv", "fwd", "2x1", 10, 0};
+  {
+    PftraceWriter w(file);
+    w.begin(info);
+    const TrackId pe0 = w.slice_track(w.group(0, "PE (0,0)", 0), "PE (0,0)", 0);
+    const TrackId pe1 = w.slice_track(w.group(0, "PE (1,0)", 1), "PE (1,0)", 0);
+    w.slice(pe0, 0, 5, "receive_x", {}, {}, {});
+    w.slice(pe1, 0, 5, "receive_x", {}, {}, {});
+    w.slice(pe0, 5, 9, "multiply", {}, {}, {});
+    w.finish();
+  }
+  const PeTimelines all = load_pe_timelines(file, 2, 1, 3, info.describe());
+  EXPECT_FALSE(all.truncated);
+  EXPECT_EQ(all.bars, 3u);
+  const PeTimelines cut = load_pe_timelines(file, 2, 1, 2, info.describe());
+  EXPECT_TRUE(cut.truncated);
+  EXPECT_EQ(cut.bars, 2u);
+  EXPECT_EQ(cut.complete_until, 5u);
 }
 
 // A slice track at the top (the cluster trace's critical path) was an unnamed "Process 1" with

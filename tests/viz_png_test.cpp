@@ -104,6 +104,19 @@ TEST(VizLinePlot, PointsThatAreNotFiniteAreGapsOnAnAxisOverEveryPoint) {
   EXPECT_EQ(grid_columns(render_line_plot(two)), 0);
 }
 
+// The y axis ends at the tick above the largest value, not below it: a loss curve whose first
+// point was above the last tick was drawn over the title (a mutation test found no test with a
+// maximum off a tick). y from 0 to 4.5: ticks 1 apart, the axis up to 5, so 4.5 sits at
+// 244 - 4.5 / 5 x 200 = 64.
+TEST(VizLinePlot, TheYAxisEndsAtTheTickAboveTheLargestValue) {
+  using namespace wse::viz;
+  const Rgb red{200, 30, 30};
+  const Image img = render_line_plot({"t", "x", "y", {PlotSeries{"s", {0, 4}, {0, 4.5}, red}}, 400, 300});
+  EXPECT_TRUE(colour_near(img, red, 380, 64));
+  for (uint32_t y = 0; y < 44; ++y)
+    for (uint32_t x = 0; x < 400; ++x) ASSERT_NE(img.at(x, y), red) << "the series above the plot, at (" << x << ", " << y << ")";
+}
+
 TEST(VizColourScale, EndsAndInterpolation) {
   EXPECT_EQ(viridis(0), (Rgb{68, 1, 84}));
   EXPECT_EQ(viridis(1), (Rgb{253, 231, 37}));
