@@ -493,7 +493,7 @@ void Router::sleep_or_wake(TileId self, Cycle now, Scheduler& s) {
   else sleep_ = kAsleep;  // only a credit (or a new head) can wake this router
 }
 
-std::vector<std::string> Router::waiting_on(Cycle now) const {
+std::vector<std::string> Router::waiting_on(Cycle end) const {
   std::vector<std::string> out;
   for (size_t i = 0; i < lanes.size(); ++i) {
     const Lane& l = lanes[i];
@@ -515,10 +515,10 @@ std::vector<std::string> Router::waiting_on(Cycle now) const {
   for (int d = 0; d < kMeshDirs; ++d) {
     const IngressPort* p = ingress[size_t(d)];
     if (!p || p->drained()) continue;
-    // A port whose next wavelet is not due yet is paced, not blocked: a tiny io_bytes_per_cycle
-    // was put down to a full lane.
+    // A port whose next wavelet was not due before the run stopped is paced, not blocked: a tiny
+    // io_bytes_per_cycle was put down to a full lane. (Due at `end` itself: never tried, paced.)
     const Cycle next = p->next_ready();
-    const std::string why = next > now ? "the next may enter at cycle " + std::to_string(next) +
+    const std::string why = next >= end ? "the next may enter at cycle " + std::to_string(next) +
                                              ": the port is paced by its share of machine.io_bytes_per_cycle, or by its stream's arrival from off the wafer"
                                        : "colour " + std::to_string(p->peek().colour) + "'s lane is full or switched away";
     out.push_back("ingress port at " + to_string(where) + " side " + dir_name(Dir(d)) + ": " + std::to_string(p->size() - p->sent()) +

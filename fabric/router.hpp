@@ -222,8 +222,9 @@ class alignas(64) Router {
       if (q.out.link && q.out.credits.ring) q.out.link->credits.publish(q.out.credits);
     }
   }
-  // What this router's lanes hold and wait for, a line each (for a hang diagnosis), at cycle `now`.
-  std::vector<std::string> waiting_on(Cycle now) const;
+  // What this router's lanes hold and wait for, a line each (for a hang diagnosis), for a run
+  // that stopped at `end` (the first cycle it did not step).
+  std::vector<std::string> waiting_on(Cycle end) const;
   // Counts the backpressure of the cycles slept through up to `end` (the end of the run).
   void settle(Cycle end) {
     catch_up(end);

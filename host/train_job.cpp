@@ -301,22 +301,31 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
       throw UsageError("--overwrite " + tc.checkpoint_dir.string() + " (training.checkpoint_dir) would remove " + tc.resume_from.string() +
                        ", the checkpoint this run starts from; choose another training.checkpoint_dir, or --resume it to finish its run");
   }
-  if (modes.validate_only && !tc.checkpoint_dir.empty() && !ckpt_in_out) {
+  // The checkpoint folder's checks, its errors naming the config and the field (the run's named
+  // neither, --validate_only's both).
+  auto open_checkpoint_dir = [&](std::optional<OutputDir>& into) {
     try {
-      OutputDir check(tc.checkpoint_dir, checkpoint_dir_options());  // never claimed: what it made goes with it
+      into.emplace(tc.checkpoint_dir, checkpoint_dir_options());
     } catch (const OutputError& e) {
       std::string m = e.what();
       const std::string flag = "training.checkpoint_dir ";
       if (m.rfind(flag, 0) == 0) m.erase(0, flag.size());
       throw OutputError(where + ": field 'training.checkpoint_dir': " + m);
     }
+  };
+  if (modes.validate_only && !tc.checkpoint_dir.empty()) {
+    // Never claimed: what the check made goes with it. A checkpoint_dir that is --out is checked
+    // as the run checks --out (a folder holding the user's files passed as "valid").
+    std::optional<OutputDir> check;
+    if (!ckpt_in_out) open_checkpoint_dir(check);
+    else check.emplace(out_dir, OutputDirOptions{"--out", modes.overwrite, false, modes.command, {{cfg.source, "the config this run reads"}}});
   }
   if (!modes.validate_only) {
     if (modes.overwrite && !tc.resume_from.empty() && path_inside(tc.resume_from, out_dir) && fs::exists(out_dir / OutputDir::kMarker))
       throw UsageError("--overwrite " + out_dir.string() + " would remove " + tc.resume_from.string() +
                        ", the checkpoint this run starts from; choose another --out");
     out.emplace(out_dir, OutputDirOptions{"--out", modes.overwrite, false, modes.command, {{cfg.source, "the config this run reads"}}});
-    if (!modes.compile_only && !tc.checkpoint_dir.empty() && !ckpt_in_out) own_ckpt.emplace(tc.checkpoint_dir, checkpoint_dir_options());
+    if (!modes.compile_only && !tc.checkpoint_dir.empty() && !ckpt_in_out) open_checkpoint_dir(own_ckpt);
   }
   // The data's headers and lengths too, before MemoryX and the wafers are built (--validate_only
   // then reads the samples too, after the layers have been mapped).

@@ -68,5 +68,31 @@ TEST(Hang, WaveletsNobodyReadsAreTracedBackToTheSender) {
        "PE (0,0): main thread @fmovs ('send_many'", "waits for room to send on colour 3"});
 }
 
+// An ingress port whose stream nobody reads is blocked, and said to be: the lane it feeds is full.
+// (Its line was first written to say "paced" for a port whose next wavelet was due after the
+// run's start, which a blocked port's is: a review caught it, checking against the run's end.)
+TEST(Hang, AnIngressPortNobodyReadsIsSaidToBeBlockedNotPaced) {
+  Wafer w(test::wse2(), {2, 1});
+  Mesh& m = w.mesh();
+  m.set_route({0, 0}, 3, Route::make(Dir::West, {Dir::East}));
+  m.set_route({1, 0}, 3, Route::make(Dir::West, {Dir::Ramp}));
+  IngressPort& in = m.add_ingress({0, 0}, Dir::West);
+  for (uint32_t k = 0; k < 64; ++k) in.enqueue(Wavelet{k, 3});
+  Program sink;
+  sink.name = "sink";
+  sink.block(3);
+  w.load({1, 0}, &sink);
+  w.finalize(1);
+  try {
+    w.run(1'000'000);
+    ADD_FAILURE() << "no deadlock";
+  } catch (const HangError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("ingress port at (0,0) side W: "), std::string::npos) << what;
+    EXPECT_NE(what.find("wavelets not taken (colour 3's lane is full or switched away)"), std::string::npos) << what;
+    EXPECT_EQ(what.find("paced"), std::string::npos) << what;
+  }
+}
+
 }  // namespace
 }  // namespace wse

@@ -788,6 +788,23 @@ TEST(ReliabilityCli, ValidateOnlyChecksTheCheckpointDirAndLeavesNothing) {
   EXPECT_EQ(o.code, 0) << o.text;
   EXPECT_TRUE(fs::exists(parent));
   EXPECT_FALSE(fs::exists(parent / "a")) << "--validate_only left the folders it checked";
+  // A checkpoint_dir that is --out, holding the user's file: checked as the run checks --out
+  // (it passed, found by the round's review).
+  const fs::path mine = parent / "mine";
+  fs::create_directories(mine);
+  wse::test::write_file(mine / "notes.txt", "mine\n");
+  std::string in_out = yaml;
+  in_out.replace(in_out.find(ck.string()), ck.string().size(), mine.string());
+  o = wse("run " + config("ck_in_out.yaml", in_out).string() + " --validate_only --out " + mine.string());
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("--out " + mine.string() + " is not empty (it holds notes.txt)"), std::string::npos) << o.text;
+  // The run's own refusal of the folder names the config and the field, as --validate_only's does.
+  std::string proc = yaml;
+  proc.replace(proc.find(ck.string()), ck.string().size(), "/proc/wse_no_such/ck");
+  o = wse("run " + config("ck_proc_run.yaml", proc).string() + " --out " + (parent / "run_out").string());
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("ck_proc_run.yaml: field 'training.checkpoint_dir': /proc/wse_no_such/ck: cannot create it"), std::string::npos) << o.text;
+  EXPECT_FALSE(fs::exists(parent / "run_out"));
 }
 
 // --validate_only places a GEMV or reduce kernel as a run would (it only parsed the config) and

@@ -231,6 +231,10 @@ TEST(VizLinePlot, TickLabelsCarryTheDecimalsTheirStepNeeds) {
   EXPECT_EQ(format_tick(1250000, 50000, 1.5e6), "1.25M");
   EXPECT_EQ(format_tick(0, 50000, 1.5e6), "0.00M");
   EXPECT_EQ(format_tick(200000, 100000, 500000), "200k");
+  EXPECT_EQ(format_tick(-0.0, 0.1, 1), "0.0");  // never "-0.0"
+  EXPECT_EQ(format_tick(-0.5, 0.5, 1), "-0.5");
+  EXPECT_EQ(format_tick(2e18, 1e18, 5e18), "2000000000G");
+  EXPECT_EQ(format_tick(1e300, 1e299, 1e300), "1e+291G");  // no 292-digit label
   // The ticks of the loss axis that repeated: each distinct.
   std::set<std::string> seen;
   for (int i = 0; i <= 6; ++i) EXPECT_TRUE(seen.insert(format_tick(2.31 + 0.005 * i, 0.005, 2.34)).second) << i;

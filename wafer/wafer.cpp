@@ -150,15 +150,18 @@ WaferRun Wafer::run(Cycle max_cycles, RunHooks hooks) {
   const Cycle end = run.engine.hit_cycle_limit ? clock_ + max_cycles : last + 1;
   if (!run.engine.hit_cycle_limit) {
     // Nothing is due any more: if work is left, nothing can ever move it (a deadlock).
+    // (The clock first at the end: what is held is described at the cycle the run stopped at.)
+    const Cycle start = clock_;
+    clock_ = end;
     size_t total = 0;
     const std::vector<std::string> lines = stuck(12, &total);
     if (!lines.empty()) {
       std::string msg = "the run stopped at cycle " + std::to_string(end) + " with work left and nothing able to move (a deadlock):";
       for (const std::string& s : lines) msg += "\n  " + s;
       if (total > lines.size()) msg += "\n  ... and " + std::to_string(total - lines.size()) + " more";
-      clock_ = end;
       throw HangError(msg);
     }
+    clock_ = start;
   }
   run.cycles = end - clock_;
   stopped_at_limit_ = run.engine.hit_cycle_limit;

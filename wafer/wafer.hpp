@@ -71,7 +71,8 @@ class Wafer {
   // now, so what follows (one layer's pass, say) is measured on its own.
   void reset_counters();
   // Every tile that still holds work (a lane with wavelets, a port not drained, a PE not idle), a
-  // line each, at most `max_lines` (for a hang diagnosis); empty when the wafer is quiet.
+  // line each, at most `max_lines` (for a hang diagnosis), as of the wafer's clock: after a run,
+  // the cycle it stopped at, the first it did not step; empty when the wafer is quiet.
   std::vector<std::string> stuck(size_t max_lines, size_t* total = nullptr) const;
   // Counts sleeping routers' backpressure and open send stalls up to `cycle`.
   void settle(Cycle cycle);

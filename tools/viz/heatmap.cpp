@@ -46,9 +46,10 @@ std::string format_tick(double v, double step, double largest) {
   else if (a >= 1e5) unit = 1e3, suffix = "k";
   const double s = step / unit;
   const int decimals = s >= 1 || !(s > 0) ? 0 : std::min(12, int(std::ceil(-std::log10(s) - 1e-9)));
-  const double x = v / unit;
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f%s", decimals, std::fabs(x) < s / 1e6 ? 0.0 : x, suffix);
+  const double x = std::fabs(v / unit) < s / 1e6 ? 0.0 : v / unit + 0.0;  // (a sum's rounding, and -0, print 0)
+  char buf[64];
+  if (std::fabs(x) >= 1e15) std::snprintf(buf, sizeof buf, "%.3g%s", x, suffix);  // beyond G: no 300-digit label
+  else std::snprintf(buf, sizeof buf, "%.*f%s", decimals, x, suffix);
   return buf;
 }
 

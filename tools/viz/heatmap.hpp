@@ -49,9 +49,9 @@ std::string format_value(double v);
 // of one value (hi <= lo) has one label, "all <lo>", in the middle, the others empty.
 std::array<std::string, 5> legend_labels(double lo, double hi);
 
-// A line plot's axis label for value v on an axis of ticks `step` apart whose largest value is
-// `largest`: every label of the axis in one unit (k, M, G from the largest), with the decimals
-// the step needs, so no two ticks print alike.
+// A line plot's axis label for value v on an axis of ticks `step` apart (1, 2 or 5 x 10^k, as the
+// plot's ticks are) whose largest tick is `largest`: every label of the axis in one unit (k, M, G
+// from the largest), with the decimals the step needs, so no two ticks print alike.
 std::string format_tick(double v, double step, double largest);
 
 }  // namespace wse::viz

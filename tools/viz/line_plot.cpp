@@ -66,9 +66,11 @@ Image render_line_plot(const LinePlot& plot) {
     const std::string label = format_tick(y, ys, std::max(std::abs(y0), std::abs(y1)));
     draw_text(img, left - 6 - text_width(label), int(py(y)) - text_height() / 2, label, text);
   }
-  for (double x = std::ceil(x0 / xs) * xs; x <= x1 + xs / 1e6; x += xs) {
+  // The x ticks' unit from the ticks themselves (x0 and x1 are the data's ends, not ticks).
+  const double x_first = std::ceil(x0 / xs) * xs, x_last = std::floor((x1 + xs / 1e6) / xs) * xs;
+  for (double x = x_first; x <= x1 + xs / 1e6; x += xs) {
     line(img, px(x), top, px(x), top + h, grid);
-    const std::string label = format_tick(x, xs, std::max(std::abs(x0), std::abs(x1)));
+    const std::string label = format_tick(x, xs, std::max(std::abs(x_first), std::abs(x_last)));
     draw_text(img, int(px(x)) - text_width(label) / 2, top + h + 6, label, text);
   }
   img.frame_rect(left, top, w + 1, h + 1, axis);
