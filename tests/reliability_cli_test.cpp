@@ -807,6 +807,44 @@ TEST(ReliabilityCli, ValidateOnlyChecksTheCheckpointDirAndLeavesNothing) {
   EXPECT_FALSE(fs::exists(parent / "run_out"));
 }
 
+// Bounds take their largest value and refuse the next (a mutation test found four refusing the
+// bound itself, or checking against the wrong axis, with nothing catching it):
+// - a tree reduce on exactly 32,768 PEs (15 levels: within the 16 items PE (0,0) can queue);
+// - a GEMV's default grid, the mesh (4 x 64): a 20000 x 8 matrix puts 313 x 2 on a PE, 3.8 KB
+//   (on a 4 x 4 grid, taken from the mesh's width twice, it was 5000 x 2, beyond the SRAM);
+// - a mesh as tall as the WSE-2's 994 rows (checked against its 750 columns);
+// - an output queue of 15 beyond a pipeline of 1: the 16 wavelets a queue is modelled with.
+TEST(ReliabilityCli, BoundsTakeTheirLargestValueAndRefuseTheNext) {
+  struct Case {
+    const char* name;
+    std::string yaml;
+    const char* refusal;  // nullptr: accepted
+  };
+  const Case cases[] = {
+      {"tree_max.yaml", "machine: {preset: wse2, fabric_width: 32768}\nmesh: {width: 32768, height: 1}\nkernel: reduce\nreduce: {algorithm: tree, elements: 1}\n", nullptr},
+      {"grid_default.yaml", "machine: wse2\nmesh: {width: 4, height: 64}\ngemv: {rows: 20000, cols: 8}\n", nullptr},
+      {"tall.yaml", "machine: wse2\nmesh: {width: 8, height: 994}\nkernel: reduce\nreduce: {algorithm: chain, elements: 4}\n", nullptr},
+      {"too_tall.yaml", "machine: wse2\nmesh: {width: 8, height: 995}\nkernel: reduce\nreduce: {algorithm: chain, elements: 4}\n",
+       "field 'mesh.height': expected an integer in [1, 994], got '995'"},
+      {"too_wide.yaml", "machine: wse2\nmesh: {width: 751, height: 1}\nkernel: reduce\nreduce: {algorithm: chain, elements: 4}\n",
+       "field 'mesh.width': expected an integer in [1, 750], got '751'"},
+      {"queue16.yaml", "machine: {preset: wse2, pe_output_queue_depth: 15, dsd_pipeline_cycles: 1}\nmesh: {width: 8, height: 1}\nkernel: reduce\n"
+       "reduce: {algorithm: chain, elements: 4}\n", nullptr},
+      {"queue17.yaml", "machine: {preset: wse2, pe_output_queue_depth: 16, dsd_pipeline_cycles: 1}\nmesh: {width: 8, height: 1}\nkernel: reduce\n"
+       "reduce: {algorithm: chain, elements: 4}\n", "exceed the 16 wavelets an output queue is modelled with (got 16 + 1)"},
+  };
+  for (const Case& c : cases) {
+    Output o = wse("run " + config(c.name, c.yaml).string() + " --validate_only");
+    if (!c.refusal) {
+      EXPECT_EQ(o.code, 0) << c.name << "\n" << o.text;
+      EXPECT_NE(o.text.find("is valid"), std::string::npos) << c.name << "\n" << o.text;
+    } else {
+      EXPECT_EQ(o.code, 2) << c.name << "\n" << o.text;
+      EXPECT_NE(o.text.find(c.refusal), std::string::npos) << c.name << "\n" << o.text;
+    }
+  }
+}
+
 // --validate_only places a GEMV or reduce kernel as a run would (it only parsed the config) and
 // loads a training run's data, and
 // --compile_only, which writes a training run's mesh program, says it has nothing to write.

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "host/inspect_command.hpp"
+#include "wire/control_message.hpp"
 #include "wire/gradient_stream.hpp"
 #include "wire/input_batch.hpp"
 #include "wire/stream_validation.hpp"
@@ -123,6 +124,13 @@ TEST(StreamValidation, EveryContradictionInAWeightStreamIsNamed) {
   Ws wide = sparse_fwd({0});
   wide.rows = 70000, wide.cols = 2, wide.row_end = 40000;  // 80000 positions: beyond a 16-bit index
   rejected(wide, {"field 'row_end'", "80000 positions", "65536"});
+  // Exactly 65,536 positions: indices 0 to 65,535, all a 16-bit index addresses (a 1,024-wide
+  // layer's column of 63 feature rows and the bias row). Refused by a mutation nothing caught.
+  Ws full = sparse_fwd({0});
+  full.rows = 65537, full.cols = 1, full.row_end = 65536;
+  EXPECT_NO_THROW(decode_weight_stream(build(full), "ok"));
+  full.row_end = 65537;
+  rejected(full, {"field 'row_end'", "65537 positions", "65536"});
 }
 
 TEST(StreamValidation, AWeightStreamMustBeTheOneTheModelExpects) {
@@ -273,6 +281,19 @@ TEST(StreamValidation, AnInputBatchsLabelsAreBelowTheClassCount) {
   m.labels = {0, 1};
   m.step = 4;
   test::expect_error<UsageError>([&] { decode_input_batch(*encode_input_batch(m), "batch", &expect); }, {"field 'step': 4, expected 3"});
+}
+
+// A Loss message may score every sample correct (a batch of one, or a well-trained model): a
+// mutation refusing correct == samples went unseen, and a one-sample run then stopped at step 1.
+TEST(StreamValidation, ALossMayScoreEverySampleCorrectButNoMore) {
+  ControlMessage m;
+  m.kind = ControlKind::Loss, m.step = 2, m.samples = 64, m.correct = 64, m.wafers = 1, m.loss_sum = 1.5;
+  const ControlMessage back = decode_control(*encode_control(m), "loss");
+  EXPECT_EQ(back.correct, 64u);
+  EXPECT_EQ(back.samples, 64u);
+  m.correct = 65;
+  test::expect_error<UsageError>([&] { decode_control(*encode_control(m), "loss"); },
+                                 {"loss: field 'correct': 65, expected at most the 64 samples scored"});
 }
 
 }  // namespace

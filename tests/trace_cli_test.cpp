@@ -84,6 +84,64 @@ TEST(TraceCli, WritesDumpTraceAndReportWithCongestion) {
 // the dump and the trace were written, where a trace's memory peaks (3.4 GiB reported, 8.8 GiB
 // held). The reference: the child's maximum resident set as the kernel counts it for its parent
 // (wait4), larger only by what the process took after writing its report (a sanitizer's exit checks).
+// The fabric's "wavelet hops per cycle" counter, over its intervals, adds up to the run's hops:
+// a 64 x 64 GEMV on an 8 x 8 grid sends x south (8 columns x 8 words x 7 hops) and partial sums
+// east (8 rows x 8 words x 7 hops; leaving by the edge is no hop): 896, the report's
+// `wavelet_hops`. (A mutation counting the links' backpressure there went unseen.) And --pes is
+// bounded by the mesh's own axes: on a 2 x 64 mesh, rows 0-10 of both columns are 22 PEs, and a
+// rectangle reaching column 3 is refused naming the mesh (the bounds were once the other axis's).
+TEST(TraceCli, TheHopCounterAddsUpToTheRunsHopsAndPesAreBoundedByTheMesh) {
+  fs::path cfg = dir() / "gemv8.yaml";
+  std::ofstream(cfg) << "machine: wse2\nmesh: {width: 8, height: 8}\ngemv: {rows: 64, cols: 64, grid: {width: 8, height: 8}, seed: 7}\n";
+  fs::path out = wse::test::fresh_dir(dir() / "hops");
+  Output o = wse("trace " + cfg.string() + " --format json --interval 100 --detail counters --threads 1 --out " + out.string());
+  ASSERT_EQ(o.code, 0) << o.text;
+  const nlohmann::json r = nlohmann::json::parse(std::ifstream(out / "report.json"));
+  ASSERT_EQ(r["wavelet_hops"], 896);
+  const uint64_t cycles = r["cycles"].get<uint64_t>();
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(out / "trace.json"));
+  std::vector<std::pair<uint64_t, double>> points;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "C" && e["name"] == "wavelet hops per cycle") points.push_back({e["ts"].get<uint64_t>(), e["args"]["ratio"].get<double>()});
+  ASSERT_FALSE(points.empty());
+  double hops = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const uint64_t end = i + 1 < points.size() ? points[i + 1].first : cycles;
+    hops += points[i].second * double(end - points[i].first);
+  }
+  EXPECT_NEAR(hops, 896.0, 1e-6);
+
+  fs::path tall = dir() / "gemv_tall.yaml";
+  std::ofstream(tall) << "machine: wse2\nmesh: {width: 2, height: 64}\ngemv: {rows: 64, cols: 4, seed: 7}\n";
+  fs::path pes = wse::test::fresh_dir(dir() / "pes_tall");
+  o = wse("trace " + tall.string() + " --pes 0,0,1,10 --threads 1 --out " + pes.string());
+  ASSERT_EQ(o.code, 0) << o.text;
+  EXPECT_EQ(nlohmann::json::parse(std::ifstream(pes / "report.json"))["trace"]["traced_pes"]["count"], 22);
+  o = wse("trace " + tall.string() + " --pes 0,0,3,9 --threads 1 --out " + wse::test::fresh_dir(dir() / "pes_wide").string());
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("2x64 mesh (x 0..1, y 0..63)"), std::string::npos) << o.text;
+}
+
+// A traced rectangle of more than 64 rows is grouped 64 rows at a time; one of 64 rows or fewer
+// is not grouped at all (a mutation grouping exactly 64 into one "rows 0-63" went unseen).
+TEST(TraceCli, TracedRowsAreGroupedSixtyFourAtATimeOnlyBeyondSixtyFour) {
+  auto row_groups = [](uint32_t height) {
+    fs::path cfg = dir() / ("gemv_rows" + std::to_string(height) + ".yaml");
+    std::ofstream(cfg) << "machine: wse2\nmesh: {width: 2, height: " << height << "}\ngemv: {rows: " << height << ", cols: 4, seed: 7}\n";
+    fs::path out = wse::test::fresh_dir(dir() / ("rows" + std::to_string(height)));
+    Output o = wse("trace " + cfg.string() + " --detail tasks --threads 1 --out " + out.string());
+    EXPECT_EQ(o.code, 0) << o.text;
+    std::vector<std::string> groups;
+    wse::read_pftrace(out / "trace.pftrace", {[&](const wse::PftraceTrack& t) {
+                                                if (t.name.rfind("rows ", 0) == 0) groups.push_back(t.name);
+                                              },
+                                              {}, {}});
+    return groups;
+  };
+  EXPECT_EQ(row_groups(64), std::vector<std::string>{});
+  EXPECT_EQ(row_groups(65), (std::vector<std::string>{"rows 0-63", "rows 64-64"}));
+}
+
 TEST(TraceCli, ATracesPeakMemoryIsTakenAfterItsDumpIsWritten) {
   const fs::path out = wse::test::fresh_dir(dir() / "peak");
   const std::string cfg = (dir() / "peak.yaml").string();
