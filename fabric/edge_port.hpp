@@ -1,6 +1,7 @@
 #pragma once
 // Ports on the mesh edge where the off-wafer world (MemoryX, the host) meets the fabric. The
-// ingress ports that carry data, and all egress ports, share the system's I/O bandwidth evenly; each port's share is a
+// ingress ports that have a stream, and the egress ports that carry something in the run
+// (EgressPort::set_carries), share the system's I/O bandwidth evenly; each port's share is a
 // rational rate, so when its k-th wavelet may pass is a closed form of k and never depends on
 // thread timing.
 #include <algorithm>

@@ -25,7 +25,7 @@ struct Partition {
   std::vector<uint16_t> owner;  // tile -> worker
   bool rows = true;             // bands of whole rows (else of whole columns)
 
-  // `workers` is clamped to [1, rows] (or [1, columns] for a mesh with fewer rows than workers);
+  // `workers` is clamped to [1, min(rows, 4096)] (or columns, for a mesh with fewer rows than workers);
   // each worker gets up to bands_per_worker bands, fewer on small meshes or kernels (bands of >= 128
   // tiles, counting with `work` only the tiles that have some).
   // `work`, one figure per tile (or empty: every tile alike), is what stepping the tile costs;

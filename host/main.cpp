@@ -33,7 +33,8 @@ namespace {
 
 // A progress line on long runs, only when stderr, where it is drawn, is a terminal (never in a
 // pipe, a redirected log or CI: `wse run cfg 2>log` on a terminal wrote its escapes into the log):
-// the cycle, the time in, the pace and the cycle limit (host/progress.hpp, CycleLine).
+// the cycle, the time in, the pace and, for `wse run`, the cycle limit (host/progress.hpp,
+// CycleLine; a traced training layer starts at a later wafer cycle than its limit counts from).
 wse::ProgressFn progress_line(bool tty, wse::Cycle limit = 0) {
   if (!tty) return {};
   auto line = std::make_shared<wse::CycleLine>(limit);

@@ -42,7 +42,8 @@ struct Heatmap {
 
 Heatmap render_heatmap(const HeatmapSpec& spec);
 
-// Short label for a scale value: 1234, 12.5k, 3.4M.
+// Short label for a scale value: 1234, 12500, 125k, 3.4M, 1.2G (whole k from 100,000 up; M and G
+// with one decimal).
 std::string format_value(double v);
 
 // The legend's five tick labels, top to bottom: hi, three quarters, half, a quarter, lo. A scale
