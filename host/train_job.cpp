@@ -287,8 +287,9 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   // A resumed run continues the run whose checkpoints are there; any other run needs it to itself.
   const bool same_run = !tc.checkpoint_dir.empty() && resume.on && path_inside(modes.resume.parent_path(), tc.checkpoint_dir) &&
                         path_inside(tc.checkpoint_dir, modes.resume.parent_path());
-  auto checkpoint_dir_options = [&] {
-    return OutputDirOptions{"training.checkpoint_dir", modes.overwrite, same_run, modes.command, {{cfg.source, "the config this run reads"}}};
+  // The two folders' options: the checkpoint folder continues a resumed run's, --out never does.
+  auto dir_options = [&](const char* flag, bool continue_run) {
+    return OutputDirOptions{flag, modes.overwrite, continue_run, modes.command, {{cfg.source, "the config this run reads"}}};
   };
   if (!tc.checkpoint_dir.empty()) {
     // training.checkpoint_dir naming the --out directory itself: the checkpoints are entries of
@@ -305,7 +306,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   // neither, --validate_only's both).
   auto open_checkpoint_dir = [&](std::optional<OutputDir>& into) {
     try {
-      into.emplace(tc.checkpoint_dir, checkpoint_dir_options());
+      into.emplace(tc.checkpoint_dir, dir_options("training.checkpoint_dir", same_run));
     } catch (const OutputError& e) {
       std::string m = e.what();
       const std::string flag = "training.checkpoint_dir ";
@@ -318,13 +319,13 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     // as the run checks --out (a folder holding the user's files passed as "valid").
     std::optional<OutputDir> check;
     if (!ckpt_in_out) open_checkpoint_dir(check);
-    else check.emplace(out_dir, OutputDirOptions{"--out", modes.overwrite, false, modes.command, {{cfg.source, "the config this run reads"}}});
+    else check.emplace(out_dir, dir_options("--out", false));
   }
   if (!modes.validate_only) {
     if (modes.overwrite && !tc.resume_from.empty() && path_inside(tc.resume_from, out_dir) && fs::exists(out_dir / OutputDir::kMarker))
       throw UsageError("--overwrite " + out_dir.string() + " would remove " + tc.resume_from.string() +
                        ", the checkpoint this run starts from; choose another --out");
-    out.emplace(out_dir, OutputDirOptions{"--out", modes.overwrite, false, modes.command, {{cfg.source, "the config this run reads"}}});
+    out.emplace(out_dir, dir_options("--out", false));
     if (!modes.compile_only && !tc.checkpoint_dir.empty() && !ckpt_in_out) open_checkpoint_dir(own_ckpt);
   }
   // The data's headers and lengths too, before MemoryX and the wafers are built (--validate_only
