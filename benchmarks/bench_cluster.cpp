@@ -1,6 +1,6 @@
 // The cluster's wafers in parallel: host seconds per training step of a num_csx-wafer run with
 // the actors on 1 host thread and on as many threads as wafers (each wafer's mesh on one worker).
-// The model is the seed's FC network on 16 x 16 PEs per wafer; a step is emulated cycle by cycle
+// The model is a 784-256-256-10 FC network (like the seed's 3-layer one) on 16 x 16 PEs per wafer; a step is emulated cycle by cycle
 // on every wafer. Read the ratio of the two rows of one run (this machine is noisy); the results
 // are the same bits either way (tests/cluster_step_time_test.cpp checks that).
 //

@@ -1,7 +1,7 @@
 // A functional training step (training.detail: the wafers' layer programs computed on the host
 // with the PEs' summation order, kernels/fc/fc_functional.cpp, under the same cluster actors and
 // messages) against an Eigen fp32 step of the same model on the host (host/baseline.cpp): the
-// seed's 784-256-256-10 network, batch 64 on 16 x 16 PEs, mixed precision. Read the ratio of
+// 784-256-256-10 network (a 3-layer FC network like the seed's), batch 64 on 16 x 16 PEs, mixed precision. Read the ratio of
 // the two rows' time per step (one run; this machine is noisy).
 #include <benchmark/benchmark.h>
 

@@ -12,7 +12,8 @@
 //
 // The update takes the bytes the optimizer reads and writes (weights, gradient, optimizer states,
 // fp32) at memoryx_update_bytes_per_cycle, one layer after another: of the kept weights only in a
-// sparse layer (MemoryX holds it compressed and the optimizer skips the pruned ones).
+// sparse layer (an assumption: the optimizer skips the pruned ones; the store itself is dense,
+// pruned weights held as 0).
 #include <map>
 #include <vector>
 

@@ -108,8 +108,8 @@ TEST_P(ClosedForm, StepTimeMatchesWithinFivePercent) {
 
 INSTANTIATE_TEST_SUITE_P(Wafers, ClosedForm, ::testing::Values(1u, 4u, 16u));
 
-// A sparse layer's update moves its kept weights only (MemoryX holds it compressed and the
-// optimizer skips the pruned ones): at sparsity 0.9, fc1's 256 x 128 weights keep
+// A sparse layer's update moves its kept weights only (the modelled optimizer skips the pruned
+// ones; docs/machine-spec.md calls it an assumption): at sparsity 0.9, fc1's 256 x 128 weights keep
 // 32768 - round(0.9 x 32768) = 3277, and its 128 biases (never selected) stay dense.
 TEST(ClusterStepTime, ASparseLayersUpdateMovesItsKeptWeightsOnly) {
   RunConfig cfg = base_config(1);
