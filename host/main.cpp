@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -142,9 +144,21 @@ std::string command_line(int argc, char** argv) {
   return s;
 }
 
-}  // namespace
+// What a command printed must reach its reader: a write to standard output that failed (a full
+// disk under `> file`, /dev/full) is otherwise only a flag in stdio, and the command would end 0
+// with its output lost (for `wse inspect` the output is all there is).
+int with_stdout_written(int rc) {
+  errno = 0;
+  std::cout.flush();
+  const bool flushed = std::fflush(stdout) == 0;
+  const int err = errno;
+  if (flushed && !std::ferror(stdout) && std::cout.good()) return rc;
+  std::fprintf(stderr, "wse: error: standard output: cannot write it%s%s; what the command printed is lost\n", err ? ": " : "",
+               err ? std::strerror(err) : "");
+  return rc == 0 ? 2 : rc;
+}
 
-int main(int argc, char** argv) {
+int command_main(int argc, char** argv) {
   // Past a file-size limit (ulimit -f) a write then fails with EFBIG, which is reported with the
   // file's name like any other write error, instead of the process being killed by SIGXFSZ.
   signal(SIGXFSZ, SIG_IGN);
@@ -367,3 +381,7 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return with_stdout_written(command_main(argc, argv)); }

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -207,7 +208,8 @@ OutputDir::~OutputDir() {
     // The run failed: whatever of the earlier output it had not replaced stays, recorded.
     std::vector<std::string> kept;
     for (const std::string& line : previous_)
-      if (!recorded_now(line) && fs::exists(fs::symlink_status(dir_ / line))) kept.push_back(line);
+      if ((!recorded_now(line) && fs::exists(fs::symlink_status(dir_ / line))) || (recorded_now(line) && still_previous(line)))
+        kept.push_back(line);
     if (!kept.empty())
       std::fprintf(stderr, "wse: note: %s %s: this run stopped before it finished; what the previous run wrote there and this one "
                    "did not replace is kept (%s), and %s lists both runs' files for the next --overwrite\n",
@@ -243,8 +245,30 @@ void OutputDir::claim() {
     // temporaries a killed process left of them go now.
     previous_ = recorded(dir_);
     remove_stale_temporaries_of(dir_, previous_, opt_.flag);
+    // Which file each previous entry is now: a rename of this run's puts another in its place, so
+    // a failed run can name exactly what it did not replace.
+    for (const std::string& line : previous_) {
+      struct stat st{};
+      if (::lstat((dir_ / line).c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) previous_files_.emplace_back(line, FileId{st.st_dev, st.st_ino});
+    }
   }
-  write_record();
+  try {
+    write_record();
+  } catch (...) {
+    // Nothing of this run's is there (the record is written whole or not at all): the folders it
+    // made go again, as when it fails before claiming.
+    claimed_ = false;
+    throw;
+  }
+}
+
+bool OutputDir::still_previous(const std::string& line) const {
+  for (const auto& [name, id] : previous_files_)
+    if (name == line) {
+      struct stat st{};
+      return ::lstat((dir_ / line).c_str(), &st) == 0 && st.st_dev == id.dev && st.st_ino == id.ino;
+    }
+  return false;
 }
 
 bool OutputDir::recorded_now(const std::string& line) const {
@@ -343,15 +367,20 @@ fs::path OutputDir::pending(const std::string& name) const {
 }
 
 // One line added in place (a folder may get thousands of files, the frames of a viz: rewriting
-// the whole record for each would be quadratic). A line is far shorter than PIPE_BUF, so one
-// write(2) with O_APPEND lands whole.
+// the whole record for each would be quadratic). One write(2) with O_APPEND, but a full disk can
+// take part of it: then the record is cut back to where it was, so it never ends in half a line.
 void OutputDir::append_record(const std::string& line) {
   const fs::path p = dir_ / kMarker;
   const int fd = ::open(p.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0) throw_output_error("output record", p, "open it", errno);
+  struct stat before{};
+  const bool sized = ::fstat(fd, &before) == 0;
   const std::string text = line + "\n";
   const ssize_t n = ::write(fd, text.data(), text.size());
   const int err = errno;
+  if (n != ssize_t(text.size()) && n > 0 && sized && ::ftruncate(fd, before.st_size) != 0) {
+    // (cutting back failed too: the next write of the whole record replaces it)
+  }
   ::close(fd);
   if (n != ssize_t(text.size())) throw_output_error("output record", p, "write it", n < 0 ? err : ENOSPC);
 }

@@ -9,6 +9,8 @@
 // point, a full disk while writing its report or a checkpoint included, leaves every file of the
 // earlier output it had not yet replaced, and the record lists both runs' files for the next
 // --overwrite.
+#include <sys/types.h>
+
 #include <exception>
 #include <filesystem>
 #include <string>
@@ -80,6 +82,7 @@ class OutputDir {
   void claim();
   bool recorded_now(const std::string& line) const;
   bool previous_has(const std::string& line) const;
+  bool still_previous(const std::string& line) const;
   void remove_previous(const std::string& name);
   void finish_overwrite();
   void write_record();
@@ -92,6 +95,13 @@ class OutputDir {
   // With --overwrite, what the previous run recorded and is still there: recorded beside this
   // run's entries until this run finishes and they go.
   std::vector<std::string> previous_;
+  // The previous run's files as they were when this run claimed the directory: one this run has
+  // recorded but whose rename never came is still the previous run's, and a failed run says so.
+  struct FileId {
+    dev_t dev;
+    ino_t ino;
+  };
+  std::vector<std::pair<std::string, FileId>> previous_files_;
   int exceptions_ = std::uncaught_exceptions();  // in flight when this was made: more at its end is a failure
   bool claimed_ = false;
 };

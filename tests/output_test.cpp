@@ -261,6 +261,7 @@ TEST(OutputDir, AFailedOverwriteKeepsWhatItHadNotReplacedAndRecordsBothRuns) {
     for (const char* n : {"step_1.safetensors", "step_2.safetensors"}) write_file_atomic(first.entry_in("checkpoints", n), n, "checkpoint");
     write_file_atomic(first.entry("report.json"), "first", "report");
   }
+  testing::internal::CaptureStderr();
   try {
     OutputDir failed(d, {"--out", true, false, ""});
     failed.subdir("checkpoints");
@@ -269,6 +270,10 @@ TEST(OutputDir, AFailedOverwriteKeepsWhatItHadNotReplacedAndRecordsBothRuns) {
     throw OutputError("report: cannot write it: File too large");
   } catch (const OutputError&) {
   }
+  // The note names what is still the previous run's: report.json too, which this run had
+  // recorded but never renamed into place (it named only step_2 before).
+  const std::string note = testing::internal::GetCapturedStderr();
+  EXPECT_NE(note.find("is kept (checkpoints/step_2.safetensors, report.json)"), std::string::npos) << note;
   EXPECT_EQ(slurp(d / "checkpoints" / "step_1.safetensors"), "new 1");   // replaced
   EXPECT_EQ(slurp(d / "checkpoints" / "step_2.safetensors"), "step_2.safetensors");  // kept
   EXPECT_EQ(slurp(d / "report.json"), "first");  // kept: its replacement was never written
@@ -281,6 +286,46 @@ TEST(OutputDir, AFailedOverwriteKeepsWhatItHadNotReplacedAndRecordsBothRuns) {
   }
   EXPECT_EQ(names(d), (std::vector<std::string>{".wse-run", "report.json"}));  // both earlier runs' files gone
   EXPECT_EQ(OutputDir::recorded(d), std::vector<std::string>{"report.json"});
+}
+
+// A full disk (here a file-size limit of 0) at the record, a run's first write: the folders it
+// made go again, as when nothing is written (they were left, empty, before).
+TEST(OutputDir, FoldersMadeForARunWhoseRecordCannotBeWrittenGoAgain) {
+  fs::remove_all(dir() / "record_fails");
+  const fs::path d = dir() / "record_fails" / "deeper";
+  rlimit old{};
+  getrlimit(RLIMIT_FSIZE, &old);
+  rlimit none = old;
+  none.rlim_cur = 0;
+  auto old_handler = signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &none), 0);
+  test::expect_error<OutputError>([&] {
+    OutputDir out(d, {});
+    out.entry("report.json");
+  }, {"output record " + (d / ".wse-run").string(), "File too large"});
+  setrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, old_handler);
+  EXPECT_FALSE(fs::exists(dir() / "record_fails"));
+}
+
+// A record line cut short by a full disk is taken back: the record never ends in half a line
+// (it ended "frames/stall_backpressu" on a full tmpfs before).
+TEST(OutputDir, ARecordLineTheDiskCannotHoldWholeIsTakenBack) {
+  const fs::path d = test::fresh_dir(dir() / "record_line");
+  OutputDir out(d, {});
+  out.subdir("frames");
+  const std::string before = slurp(d / ".wse-run");
+  rlimit old{};
+  getrlimit(RLIMIT_FSIZE, &old);
+  rlimit tight = old;
+  tight.rlim_cur = before.size() + 8;  // room for 8 bytes of a 40-byte line
+  auto old_handler = signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &tight), 0);
+  test::expect_error<OutputError>([&] { out.entry_in("frames", std::string(39, 'f')); },
+                                  {"output record " + (d / ".wse-run").string(), "cannot write it"});
+  setrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(slurp(d / ".wse-run"), before);
 }
 
 // A name the previous run used for a folder and the new run for a file (or the other way round):

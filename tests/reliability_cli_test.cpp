@@ -213,12 +213,32 @@ TEST(ReliabilityCli, AFailedOverwriteKeepsThePreviousRunsFiles) {
   Output failed = wse::test::shell("bash -c 'ulimit -f 64; exec " + run + " --overwrite'");
   EXPECT_EQ(failed.code, 2) << failed.text;
   EXPECT_NE(failed.text.find("cannot write it: File too large"), std::string::npos) << failed.text;
-  EXPECT_NE(failed.text.find("is kept ("), std::string::npos) << failed.text;
+  // Every previous file is named, step_3 too: this run recorded it, but its write failed before
+  // the rename (it was left out of the list before).
+  EXPECT_NE(failed.text.find("is kept (checkpoints/step_3.safetensors, checkpoints/step_6.safetensors, loss.png, report.json)"),
+            std::string::npos) << failed.text;
   EXPECT_EQ(slurp(out / "report.json"), report);
   EXPECT_EQ(slurp(out / "checkpoints" / "step_3.safetensors"), ckpt);
   Output third = wse::test::shell(run + " --overwrite");
   EXPECT_EQ(third.code, 0) << third.text;
   EXPECT_EQ(slurp(out / "checkpoints" / "step_3.safetensors"), ckpt);  // the same run again: the same bytes
+}
+
+// Found by a full-disk audit: a write to standard output that failed (`> /dev/full`, a full disk)
+// ended 0 with the output lost; for `wse inspect` that output is all there is.
+TEST(ReliabilityCli, OutputThatCannotReachStandardOutputIsAnError) {
+  Output o = wse::test::shell(std::string("{ ") + WSE_BINARY + " --version > /dev/full; }");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("wse: error: standard output: cannot write it"), std::string::npos) << o.text;
+  const fs::path out = wse::test::fresh_dir(dir() / "stdout_full");
+  o = wse::test::shell(std::string("{ ") + WSE_BINARY + " run " + config("gemv_full.yaml", kGemv).string() + " --threads 1 --out " +
+                       out.string() + " > /dev/full; }");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("standard output: cannot write it: No space left on device; what the command printed is lost"), std::string::npos)
+      << o.text;
+  EXPECT_TRUE(fs::exists(out / "report.json"));  // the files were written; only the summary was lost
+  o = wse::test::shell(std::string("{ ") + WSE_BINARY + " --version > /dev/null; }");
+  EXPECT_EQ(o.code, 0) << o.text;
 }
 
 // Found by a wrong-inputs audit: a symbolic link loop was "file not found" as an input, a link "to
@@ -519,7 +539,9 @@ TEST(ReliabilityCli, CommandLineMistakesAreRefusedByName) {
     EXPECT_EQ(o.text.find("config " + gemv + ": --"), std::string::npos) << "an option's error blamed the config:\n" << o.text;
     // One message for one mistake: an option of another command is named, not also listed with
     // its value in the parser's words ("The following arguments were not expected: 1 --threads").
-    if (c.message.find("is not an option of") != std::string::npos) EXPECT_EQ(o.text.find("not expected"), std::string::npos) << o.text;
+    if (c.message.find("is not an option of") != std::string::npos) {
+      EXPECT_EQ(o.text.find("not expected"), std::string::npos) << o.text;
+    }
   }
   EXPECT_FALSE(fs::exists(out)) << "a refused command left its --out";
   Output v = wse("--version");
