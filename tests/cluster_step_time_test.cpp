@@ -73,7 +73,7 @@ Prediction closed_form(const ClusterConfig& c, const Cluster& shape, uint32_t le
 
 class ClosedForm : public ::testing::TestWithParam<uint32_t> {};
 
-TEST_P(ClosedForm, StepTimeMatchesWithinFivePercent) {
+TEST_P(ClosedForm, StepTimeMatchesToTheCycle) {
   const uint32_t n = GetParam();
   const ClusterConfig c = cluster_config(base_config(n));
   const Training real = train(c, 2), fast = train(ideal(c), 2);
@@ -85,7 +85,9 @@ TEST_P(ClosedForm, StepTimeMatchesWithinFivePercent) {
   EXPECT_NEAR(double(shape.update_cycles(0)), numel * 4 * (3 + 2 * 1) / c.machine.memoryx_update_bytes_per_cycle, 1.0);
   const Prediction p = closed_form(c, shape, levels, fast);
   const double got = double(real.steps.back().cycles);
-  EXPECT_NEAR(got, p.cycles, 0.05 * p.cycles) << n << " wafers: step " << got << " cycles, closed form " << p.cycles;
+  // To the cycle: compute-bound, the step is its passes, the reduce's trip and the update exactly
+  // (a 5% tolerance let a lost reduce latency, 1,700 cycles, pass).
+  EXPECT_NEAR(got, p.cycles, 1.0) << n << " wafers: step " << got << " cycles, closed form " << p.cycles;
   std::printf("%u wafer(s), %u level(s): step %.0f cycles, closed form %.0f (%+.2f%%)\n", n, levels, got, p.cycles, 100.0 * (got - p.cycles) / p.cycles);
   // Compute-bound here: the passes' compute exceeds their streams' transfer.
   EXPECT_GT(p.compute_cycles, p.stream_cycles);
@@ -172,11 +174,32 @@ TEST(ClusterStepTime, ASlowMemoryXIsStreamBoundAndSaysSo) {
   const Prediction p = closed_form(c, shape, shape.swarmx_levels(), fast);
   EXPECT_GT(p.stream_cycles, p.compute_cycles);
   const double got = double(real.steps.back().cycles);
-  EXPECT_NEAR(got, p.cycles, 0.05 * p.cycles) << "step " << got << " cycles, closed form " << p.cycles;
+  // Within 0.5% (the step is 0.10% under the closed form, which does not count the head a stream
+  // may send into the edge's buffer before its credit). The tolerance was 5%, and a head already
+  // at the edge was fed in again at MemoryX's rate once its pass started: +3.67%.
+  EXPECT_NEAR(got, p.cycles, 0.005 * p.cycles) << "step " << got << " cycles, closed form " << p.cycles;
   std::printf("slow MemoryX: step %.0f cycles, closed form %.0f (%+.2f%%)\n", got, p.cycles, 100.0 * (got - p.cycles) / p.cycles);
   // Most of the critical path is MemoryX streaming.
   const nlohmann::json& by = real.timeline["critical_cycles_by_actor"];
   EXPECT_GT(by.value("MemoryX", uint64_t(0)), real.steps.back().cycles / 2) << by.dump();
+}
+
+// The SwarmX links' rate, far below MemoryX's: the streams cross the root's link one after another
+// on the way down, so a step takes at least their bytes at that rate; and no more than the closed
+// form, which lets layer 0's gradient (the same link's rate up) overlap only its pass's compute,
+// where it overlaps the whole stream-bound pass. (No other test had the rate differ from MemoryX's:
+// a model ignoring it passed.)
+TEST(ClusterStepTime, ASlowSwarmXLinkPacesTheStreams) {
+  ClusterConfig c = cluster_config(base_config(1));
+  c.machine.swarmx_link_bytes_per_cycle = 0.5;  // 1/350 of the preset's
+  const Training real = train(c, 2), fast = train(ideal(c), 2);
+  const Cluster shape(c, 1);
+  const Prediction p = closed_form(c, shape, shape.swarmx_levels(), fast);
+  const double got = double(real.steps.back().cycles);
+  std::printf("slow SwarmX: step %.0f cycles, streams %.0f, closed form %.0f\n", got, p.stream_cycles, p.cycles);
+  EXPECT_GT(p.stream_cycles, p.compute_cycles);
+  EXPECT_GE(got, p.stream_cycles);
+  EXPECT_LE(got, p.cycles);
 }
 
 // On a MemoryX link so slow that each PE column's share is a word every ~32,000 cycles, no pass

@@ -87,11 +87,16 @@ uint32_t FcWafer::sram_high_water() const {
 
 // Words of this port reach the edge at the port's share of the off-wafer rate: the streams of a
 // layer are interleaved on the link in proportion to their length.
-void FcWafer::arrive(IngressPort& port, uint64_t words, uint64_t total_words, Cycle start, const EdgeTiming& t) {
+void FcWafer::arrive(IngressPort& port, uint64_t words, uint64_t total_words, const EdgeTiming& t) {
   // No pace given: every word is there from the port's start (set when the run restarted it).
   if (t.bytes_per_cycle <= 0 || total_words == 0) return;
   EdgeArrival a;
-  a.head_first = std::max(start, t.head_first);
+  // From the message's arrival, even one before the pass starts: what reached the edge while the
+  // wafer was busy waits there (a weight stream's head, at most edge_buffer_bytes; an input batch
+  // the wafer gave a credit for) and is there at the pass's first cycle, at the edge's pace only.
+  // (Until 2026-12-02 the schedule began again at the pass's start, feeding the waiting bytes in
+  // a second time at the link's rate: a stream-bound step 3.67% long.)
+  a.head_first = t.head_first;
   const uint64_t total_bytes = total_words * 4;
   const uint64_t head = std::min(t.head_bytes, total_bytes);
   a.head_words = head >= total_bytes ? words : words * head / total_bytes;
@@ -171,7 +176,7 @@ FcPassResult FcWafer::load_input(const InputShard& shard, Cycle start, const Edg
         for (uint32_t b = 0; b < br; ++b) in.enqueue(Wavelet{shard.values[size_t(b0 + b) * features + k0 + kk], colour});
     }
     for (uint32_t b = 0; b < br; ++b) in.enqueue(Wavelet{shard.labels[b0 + b], colour});
-    arrive(in, layout_.input_words(r), total_words, out.start, timing);
+    arrive(in, layout_.input_words(r), total_words, timing);
   }
   for (EgressPort& e : mesh.egress_ports()) e.restart(out.start), e.set_carries(false);  // nothing leaves while a batch comes in
   mesh.share_io_bandwidth(wafer_.spec().io_bytes_per_cycle);
@@ -247,7 +252,7 @@ FcPassResult FcWafer::run_pass(size_t l, bool backward, const std::vector<Decode
     const DecodedStream& d = streams[c];
     IngressPort& in = mesh.ingress_ports()[c];
     for (uint32_t word : d.words) in.enqueue(Wavelet{word, kWeightColour});
-    arrive(in, d.words.size(), words, out.start, timing);
+    arrive(in, d.words.size(), words, timing);
     sent_weights += d.weights;
     dense_weights += uint64_t(d.slice_end - d.slice_begin) * n_out;
     const uint32_t feature_rows = std::min(d.slice_end, k_in) - std::min(d.slice_begin, k_in);

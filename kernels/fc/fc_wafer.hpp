@@ -116,7 +116,7 @@ class FcWafer {
 
  private:
   WaferRun run(const std::string& what, RunHooks hooks);
-  void arrive(IngressPort& port, uint64_t words, uint64_t total_words, Cycle start, const EdgeTiming& t);
+  void arrive(IngressPort& port, uint64_t words, uint64_t total_words, const EdgeTiming& t);
 
   const FcLayout& layout_;
   Wafer& wafer_;
