@@ -468,6 +468,7 @@ void Pe::start_main(TileId self, Cycle now, Scheduler& s, const MachineSpec& spe
       busy_until_ = now + std::max<uint32_t>(1, cycles);
       work_until_ = now + cycles;
       last_task_ = {now, 0, fmac, move, a.task, a.task_local};
+      last_task_paused_ = 0;
       if (task_log) {
         TaskCost c = last_task_;
         c.op = a.op.name, c.finish = busy_until_;
@@ -533,6 +534,7 @@ void Pe::run_task(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec)
   busy_until_ = now + std::max<uint32_t>(1, receive + ctx.cost());
   work_until_ = now + receive + ctx.cost();
   last_task_ = {now, receive, task_fmac_, task_move_, id, local};
+  last_task_paused_ = 0;
   log(last_task_);
 }
 
@@ -598,7 +600,7 @@ void Pe::step(TileId self, Cycle now, Scheduler& s, const MachineSpec& spec) {
     } else {
       progress(uts_[size_t(g)], uint8_t(g + 1), self, now, s, spec), moved = true;
       if (busy_until_ > now) ++busy_until_;  // the main thread's SIMD work pauses for a cycle
-      if (work_until_ > now) ++work_until_;
+      if (work_until_ > now) ++work_until_, ++last_task_paused_;
     }
   } else if (no_room && now >= work_until_) {
     // The datapath waits for an output queue to drain: a stall only when it has nothing else to

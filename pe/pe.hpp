@@ -194,6 +194,9 @@ class alignas(64) Pe {
   // Read-only views for observers (activity dumps, traces).
   Cycle busy_until() const { return busy_until_; }
   const TaskCost& last_task() const { return last_task_; }
+  // Cycles the last task's work has been paused so far, one for each a microthread took the
+  // datapath from it: its receive, fmac and move cycles elapse that much later than back to back.
+  uint32_t last_task_paused() const { return last_task_paused_; }
   bool stalled() const { return stall_from_ != kNever; }
   uint32_t input_occupancy() const {
     uint32_t n = 0;
@@ -290,6 +293,7 @@ class alignas(64) Pe {
   bool in_task_ = false;
   uint32_t task_fmac_ = 0, task_move_ = 0;  // cycles of the ops the running body ran at once
   TaskCost last_task_;
+  uint32_t last_task_paused_ = 0;
 };
 
 // The API a task is written against: CSL's DSD builtins, task control, and the older helpers

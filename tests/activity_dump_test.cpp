@@ -4,12 +4,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <numeric>
 
 #include "kernels/gemv/gemv.hpp"
 #include "io/memory_limit.hpp"
 #include "schemas/activity_dump_generated.h"
 #include "host/report.hpp"
+#include "host/trace_command.hpp"
 #include "activity_test_support.hpp"
 #include "tools/dump_view.hpp"
 #include "wafer/activity_recorder.hpp"
@@ -176,6 +178,55 @@ TEST(ActivityDump, TaskCyclesAreSplitExactlyAtIntervalBoundaries) {
     // The tile without a program stores nothing.
     EXPECT_EQ(v.tiles, std::vector<uint32_t>{1});
   }
+}
+
+// Found by a profiling audit: in an FC backward pass a microthread's move takes the datapath from
+// the task's multiply-adds for a cycle, pushing them a cycle later; the dump counted the task's
+// cycles back to back from its start, so an interval held an fmac and a move in one cycle (216
+// one-cycle intervals of fc1 bwd held two), a later one a cycle of "waiting for input" that was the
+// delayed multiply-add, and the run's input wait was 39 cycles at an interval of 1 and 21 at 50.
+// Every PE's time split adds up to each interval's length, and its totals are the same at any
+// interval.
+TEST(ActivityDump, AMicrothreadsCycleDelaysTheTasksWorkInTheSplitToo) {
+  const std::filesystem::path cfg = test::scratch_file("fc_tiny.yaml");
+  std::ofstream(cfg) << "machine: wse2\nmesh: {width: 4, height: 2}\nkernel: fc_train\nmodel: {layers: [784, 12, 10]}\n"
+                        "data: {train_samples: 4, eval_samples: 0}\ntraining: {batch_size: 4, log_every: 1}\n"
+                        "optimizer: {kind: sgd, lr: 0.01}\n";
+  const char* split[] = {"receive_cycles", "fmac_cycles", "move_cycles", "stall_backpressure_cycles", "setup_cycles", "stall_input_cycles",
+                         "idle_cycles"};
+  std::map<std::string, std::vector<uint64_t>> totals[2];
+  for (Cycle interval : {Cycle(1), Cycle(50)}) {
+    TraceOptions opt;
+    opt.config = cfg;
+    opt.layer = "fc1";
+    opt.pass = "bwd";
+    opt.interval = interval;
+    opt.threads = 1;
+    opt.out = test::process_scratch() / ("fc_tiny_" + std::to_string(interval));
+    std::filesystem::remove_all(opt.out);
+    const TraceResult r = run_trace(opt);
+    const DumpView v = load_dump_view(r.dump_file);
+    ASSERT_EQ(v.tiles.size(), 8u);
+    auto& total = totals[interval == 1 ? 0 : 1];
+    size_t wrong = 0;
+    for (size_t k = 0; k < v.interval_starts.size(); ++k) {
+      const uint64_t len = (k + 1 < v.interval_starts.size() ? v.interval_starts[k + 1] : v.cycles) - v.interval_starts[k];
+      for (size_t t = 0; t < v.tiles.size(); ++t) {
+        uint64_t sum = 0;
+        for (const char* m : split) {
+          const uint64_t x = v.pe_metric(m)->frames[k][t];
+          sum += x;
+          auto& tot = total[m];
+          tot.resize(v.tiles.size());
+          tot[t] += x;
+        }
+        wrong += sum != len;
+      }
+    }
+    EXPECT_EQ(wrong, 0u) << "intervals of " << interval << " whose split is not their length";
+  }
+  for (const char* m : split) EXPECT_EQ(totals[0][m], totals[1][m]) << m << " at an interval of 1 and of 50";
+  EXPECT_GT(totals[0]["move_cycles"][0], 0u);
 }
 
 // 150 fmac cycles at cycle 0, and nothing after.

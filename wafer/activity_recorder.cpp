@@ -48,12 +48,15 @@ uint64_t get_varint(const std::vector<uint8_t>& in, size_t& pos) {
   }
 }
 
-// Cycles of task `t` that elapse at or after `b`, by class (they elapse receive, fmac, move).
+// Cycles of task `t` that elapse at or after `b`, by class (they elapse receive, fmac, move, back
+// to back but for the `paused` cycles before `b` in which a microthread had the datapath: those
+// were the microthread's, and were counted as its moves, not as the task's).
 struct Future {
   uint64_t receive = 0, fmac = 0, move = 0;
 };
-Future future_part(const TaskCost& t, Cycle b) {
-  uint64_t done = b > t.start ? b - t.start : 0;
+Future future_part(const TaskCost& t, uint32_t paused, Cycle b) {
+  const uint64_t since = b > t.start ? b - t.start : 0;
+  uint64_t done = since > paused ? since - paused : 0;
   auto take = [&](uint32_t n) {
     uint64_t d = std::min<uint64_t>(n, done);
     done -= d;
@@ -103,7 +106,7 @@ ActivityRecorder::ActivityRecorder(Wafer& wafer, ActivityMeta meta, Cycle interv
 
 ActivityRecorder::TilePrev ActivityRecorder::tile_counters(const Pe& pe, Cycle b) {
   const PeCounters& c = pe.counters;
-  const Future f = future_part(pe.last_task(), b);
+  const Future f = future_part(pe.last_task(), pe.last_task_paused(), b);
   return {c.receive_cycles - f.receive, c.fmac_cycles - f.fmac, c.move_cycles - f.move, c.send_cycles,
           c.stall_send_cycles, c.setup_cycles, c.tasks, c.wavelets_in, c.wavelets_out, c.macs};
 }
