@@ -246,6 +246,22 @@ TEST(TracePftrace, WindowDetailAndColoursNarrowIt) {
   }
   EXPECT_EQ(kept, expect);
   EXPECT_GT(kept, 0u);
+  // A stream's slice that overlaps the window is kept whole too, as a PE's is (the egress stream,
+  // [207, 227) here, was clipped to the window and kept its whole wavelet count: 50 in 10 cycles).
+  test::RecordedGemv mid({6, 4}, 50, 40, 50, 1, "narrow_mid.wsad", {}, {TraceDetail::All, {}, 212, 222, {}, {}});
+  const Decoded m(mid.trace_file);
+  size_t streams = 0;
+  for (const auto& [id, ss] : m.slices) {
+    if (m.path(id).find("/PE (") != std::string::npos) continue;
+    for (const PftraceSlice& s : ss) {
+      bool whole = false;
+      for (const auto& [aid, as] : a.slices)
+        for (const PftraceSlice& f : as) whole = whole || (f.name == s.name && f.start == s.start && f.end == s.end);
+      EXPECT_TRUE(whole) << s.name << " [" << s.start << ", " << s.end << ") is not a slice of the whole trace";
+      streams += s.start < 212 && s.end > 222;
+    }
+  }
+  EXPECT_EQ(streams, 1u);  // the egress stream, reaching out of the window on both sides
   for (const auto& [id, cs] : w.counters)
     for (const PftraceCounter& c : cs) EXPECT_LT(c.at, to);
 

@@ -315,8 +315,10 @@ void LayerTrace::on_interval(const ActivityRecorder& rec, const IntervalFrame& f
 
 void LayerTrace::finish(const ActivityRecorder& rec) {
   for (const StreamPhase& p : rec.stream_phases()) {
-    const Cycle s = std::max(p.start, opt_.from), e = std::min(p.end, opt_.to);
-    if (e <= s) continue;
+    // Kept whole, as a PE's slices are: clipped to [from, to), a stream's slice kept its whole
+    // wavelet count (3 wavelets in a 1-cycle slice).
+    const Cycle s = p.start, e = p.end;
+    if (std::min(e, opt_.to) <= std::max(s, opt_.from)) continue;
     const TraceArg args[] = {{"wavelets", p.wavelets, {}}};
     sink_.slice(p.track == "MemoryX" ? memoryx_ : host_, s, e, p.name, args);
     ++stats_.slices;
