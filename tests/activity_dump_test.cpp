@@ -175,8 +175,14 @@ TEST(ActivityDump, TaskCyclesAreSplitExactlyAtIntervalBoundaries) {
     EXPECT_EQ(idle, (std::vector<uint32_t>{0, 0, 0, 1}));
     EXPECT_EQ(sram, (std::vector<uint32_t>{10000, 10000, 10000, 10000}));
     EXPECT_EQ(v.pe_metric("tasks")->frames[0][t], 1u);
-    // The tile without a program stores nothing.
+    // The tile without a program stores nothing, and the reader counts it idle every cycle (it
+    // drew it at 0 idle cycles, beside a tile with only a route at the run's length).
     EXPECT_EQ(v.tiles, std::vector<uint32_t>{1});
+    std::vector<uint32_t> idle0, fmac0;
+    for (size_t k = 0; k < 4; ++k)
+      idle0.push_back(v.pe_metric("idle_cycles")->frames[k][0]), fmac0.push_back(v.pe_metric("fmac_cycles")->frames[k][0]);
+    EXPECT_EQ(idle0, (std::vector<uint32_t>{1000, 1000, 1000, 201}));
+    EXPECT_EQ(fmac0, (std::vector<uint32_t>{0, 0, 0, 0}));
   }
 }
 

@@ -164,6 +164,19 @@ DumpView load_dump_view(const std::filesystem::path& path) {
   };
 
   pe_grids(d->pe_metrics(), n, v.pe_metrics, "PE metric");
+  // A tile not stored has no program and no route: idle for every cycle of every interval (by the
+  // metric's definition, "no program"), not 0 as its other metrics are. (The idle map drew such
+  // tiles at 0, beside tiles with only a route at the run's length.)
+  for (MetricGrid& g : v.pe_metrics)
+    if (g.name == "idle_cycles") {
+      std::vector<bool> stored(grid, false);
+      for (uint32_t t : v.tiles) stored[t] = true;
+      for (size_t k = 0; k < n; ++k) {
+        const uint32_t len = Reader::u32((k + 1 < n ? v.interval_starts[k + 1] : v.cycles) - v.interval_starts[k]);
+        for (size_t t = 0; t < grid; ++t)
+          if (!stored[t]) g.frames[k][t] = len;
+      }
+    }
   // Derived: busy = receive + fmac + move, the datapath's cycles (sends leave through the output
   // queues beside it).
   const MetricGrid *r = v.pe_metric("receive_cycles"), *f = v.pe_metric("fmac_cycles"), *mv = v.pe_metric("move_cycles");
