@@ -33,6 +33,17 @@ int viz_command(const std::filesystem::path& dump, const OutputDirOptions& out_o
     const TraceInfo run{view.machine, view.layer, view.pass, std::to_string(view.width) + "x" + std::to_string(view.height),
                         view.interval_cycles, view.start_cycle};
     timelines = load_pe_timelines(trace, view.width, view.height, kMaxTimelineBars, run.describe());
+    // The description matches any run of the same machine, layer, pass, mesh and interval: a
+    // trace of another config (another GEMV size) was drawn as this dump's timelines, bars beyond
+    // its last cycle. A bar outside the dump's cycles gives it away (both count from the run's
+    // start, `start_cycle` on the wafer's clock).
+    for (const auto& [pe, threads] : timelines->pes)
+      for (const auto& [thread, bars] : threads)
+        for (const TimelineBar& b : bars)
+          if (b.end > view.cycles)
+            throw UsageError("trace " + trace.string() + ": PE (" + std::to_string(pe.first) + "," + std::to_string(pe.second) +
+                             ") has a slice over cycles [" + std::to_string(b.start) + ", " + std::to_string(b.end) +
+                             "), beyond the dump's run, cycles [0, " + std::to_string(view.cycles) + "): a trace of another run; give the trace `wse trace` wrote with the dump");
   }
   OutputDirOptions opt_out = out_opt;
   opt_out.reads = {{dump, "the dump this run reads"}};

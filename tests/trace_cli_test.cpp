@@ -273,6 +273,25 @@ TEST(TraceCli, TrainingLayerWholeMeshSlicesAddUpToBusyCycles) {
   EXPECT_NE(cv.text.find("give the layer's trace, trace.pftrace"), std::string::npos) << cv.text;
 }
 
+// Found by a profiling audit: a trace of another GEMV on the same mesh (the same machine, layer,
+// pass and interval, so the same description) was drawn as the dump's timelines, bars to cycle
+// 117 in a run of 105. A slice beyond the dump's run gives it away.
+TEST(TraceCli, VizRefusesATraceOfAnotherConfigWhoseSlicesOutlastTheDump) {
+  const fs::path small = wse::test::write_file(dir() / "g22.yaml", "machine: wse2\nmesh: {width: 2, height: 2}\nkernel: gemv\ngemv: {rows: 5, cols: 3}\n");
+  const fs::path big = wse::test::write_file(dir() / "g22b.yaml", "machine: wse2\nmesh: {width: 2, height: 2}\nkernel: gemv\ngemv: {rows: 9, cols: 7}\n");
+  const fs::path a = wse::test::fresh_dir(dir() / "other_a"), b = wse::test::fresh_dir(dir() / "other_b");
+  ASSERT_EQ(wse("trace " + small.string() + " --threads 1 --interval 50 --out " + a.string()).code, 0);
+  ASSERT_EQ(wse("trace " + big.string() + " --threads 1 --interval 50 --out " + b.string()).code, 0);
+  const fs::path v = wse::test::fresh_dir(dir() / "other_v");
+  Output o = wse("viz " + (a / "activity.wsad").string() + " --trace " + (b / "trace.pftrace").string() + " --out " + v.string());
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("beyond the dump's run, cycles [0, 105): a trace of another run"), std::string::npos) << o.text;
+  EXPECT_FALSE(fs::exists(v));
+  // Its own trace is drawn.
+  o = wse("viz " + (a / "activity.wsad").string() + " --trace " + (a / "trace.pftrace").string() + " --out " + v.string());
+  EXPECT_EQ(o.code, 0) << o.text;
+}
+
 // The viewer said "No task or DSD op in this interval" for a PE `--pes` left out, for cycles
 // outside `--from/--to`, and for every PE of a `--detail counters` trace (a viz audit): the trace
 // now says what it kept, and the page carries it for the viewer to say so.
