@@ -76,6 +76,11 @@ TEST(Gemv, EachStreamingOpsSetupIsCountedAsSetup) {
   EXPECT_EQ(c.setup_cycles, 2u * spec.fabric_dsd_setup_cycles);
   EXPECT_EQ(spec.fabric_dsd_setup_cycles, 44u);
   EXPECT_EQ(c.fmac_cycles, 8u);
+  // Each piece of the hand count, not only their sum (one cycle more in the run and one phantom
+  // stall would balance it): 1 + 8 moves, no send stall, the run 105 + 4 = 109 cycles.
+  EXPECT_EQ(c.move_cycles, 9u);
+  EXPECT_EQ(c.stall_send_cycles, 0u);
+  EXPECT_EQ(run.cycles, 109u);
   EXPECT_EQ(c.busy_cycles() + c.setup_cycles + c.stall_send_cycles, run.cycles - 4);
 }
 

@@ -768,7 +768,7 @@ TEST(PeDsd, OnWse2LocalAndDataTasksShareTheTaskIds) {
 // A data task costs the preset's `data_task_receive_cycles` before it runs (its wavelet taken
 // from the input queue): the receiver's receive count is that many per wavelet, and a row whose
 // receiver fires a data task per wavelet (a task of no other cost) takes a wavelet every
-// 1 + receive cycles at best, so three receive cycles instead of one add at least 2 a wavelet.
+// `receive` cycles (at least 1): three receive cycles instead of one add exactly 2 a wavelet.
 void count_only(PeContext& ctx, Wavelet) { ++row(ctx).tasks_seen; }
 TEST(PeDsd, ADataTaskCostsThePresetsReceiveCyclesBeforeItRuns) {
   uint64_t cycles[2] = {};
@@ -794,7 +794,8 @@ TEST(PeDsd, ADataTaskCostsThePresetsReceiveCyclesBeforeItRuns) {
     EXPECT_EQ(reinterpret_cast<const RowVars*>(wafer.pe({1, 0}).sram.base())->tasks_seen, kN) << k;
     EXPECT_EQ(wafer.pe({1, 0}).counters.receive_cycles, uint64_t(kN) * k) << k;
   }
-  EXPECT_GE(cycles[1], cycles[0] + 2 * (kN - 1)) << cycles[0] << " then " << cycles[1];
+  // Exactly (it was "at least 2 (kN - 1) more": charging 2k a wavelet while counting k passed).
+  EXPECT_EQ(cycles[1] - cycles[0], 2 * kN) << cycles[0] << " then " << cycles[1];
 }
 
 }  // namespace
