@@ -85,8 +85,11 @@ TEST(ActivityCongestion, TwoFlowsSharingALinkShowUpOnThatLinkAndNowhereElse) {
     if (i != a && i != b) {
       EXPECT_EQ(links[i].counters.backpressure_cycles, 0u) << i;
     }
-  EXPECT_GT(links[a].counters.backpressure_cycles, Merge::n / 4);
-  EXPECT_GT(links[b].counters.backpressure_cycles, Merge::n / 4);
+  // Each feeding link's n wavelets take the 2n cycles of the merge at half rate: a wavelet waits
+  // every other cycle, about n cycles each, less the few before R's lane fills (195 and 194 of
+  // 200). It said only "more than n / 4": a count halved or doubled passed.
+  EXPECT_NEAR(double(links[a].counters.backpressure_cycles), double(Merge::n), 10.0);
+  EXPECT_NEAR(double(links[b].counters.backpressure_cycles), double(Merge::n), 10.0);
   // Both colours were held back.
   ASSERT_EQ(p.colours.size(), 2u);
   EXPECT_GT(p.colours[0].backpressure_cycles, 0u);
