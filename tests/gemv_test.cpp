@@ -96,6 +96,15 @@ TEST(Gemv, GridLargerThanTheMatrixIsAClearError) {
 // (GemvVsEigen); 110 x 110 is 24 + 48,400 + 440 + 440 = 49,304 and is refused naming the config's
 // fields, as is 1 x 6,141 (24 + 24,568 + 8 + 24,568 = 49,168; 1 x 6,140 fills the SRAM exactly).
 // (The placement named only PE (0,0)'s buffer and its bytes.)
+// Rows that do not divide over the grid: the largest tile is checked, ceil(rows / p) rows (found
+// by a mutation test: rows / p passed the check and the placement failed later, naming no field).
+// 2,727 rows on 2 PE rows: 1,364 x 8, 24 + 1,364 x 32 + 32 + 5,456 = 49,160 bytes, refused; 2,725:
+// 1,363 x 8, 24 + 43,616 + 32 + 5,456 = 49,128, accepted.
+TEST(Gemv, TheLargestTileOfAnUnevenSplitIsCheckedAgainstSram) {
+  test::expect_error<ConfigError>([] { GemvKernel::check_tiles(2727, 8, 1, 2, 49152); }, {"1364 x 8", "49160 bytes"});
+  EXPECT_NO_THROW(GemvKernel::check_tiles(2725, 8, 1, 2, 49152));
+}
+
 TEST(Gemv, ATileTooBigForSramIsAClearErrorNamingTheFields) {
   Wafer wafer(MachineSpec{}, {1, 1});
   test::expect_error<ConfigError>([&] { GemvKernel(wafer, GemvProblem::random(110, 110, 1), 1, 1); },

@@ -855,6 +855,17 @@ TEST(ReliabilityCli, BoundsTakeTheirLargestValueAndRefuseTheNext) {
       {"queue17.yaml", "machine: {preset: wse2, pe_output_queue_depth: 16, dsd_pipeline_cycles: 1}\nmesh: {width: 8, height: 1}\nkernel: reduce\n"
        "reduce: {algorithm: chain, elements: 4}\n", "exceed the 16 wavelets an output queue is modelled with (got 16 + 1)"},
   };
+  // A DSD of 65,535 elements, a u16's largest, runs (found by a mutation test: one refused at run
+  // time passed, as only --validate_only was tried); 65,536 is refused by the config.
+  {
+    const std::string u16 = "machine: {preset: wse2, sram_bytes_per_pe: 1048576}\nmesh: {width: 2, height: 1}\nkernel: reduce\n";
+    Output o = wse("run " + config("dsd_u16.yaml", u16 + "reduce: {algorithm: chain, elements: 65535, seed: 1}\n").string() + " --threads 1 --out " +
+                   wse::test::fresh_dir(dir() / "dsd_u16").string());
+    EXPECT_EQ(o.code, 0) << o.text;
+    o = wse("run " + config("dsd_u16_over.yaml", u16 + "reduce: {algorithm: chain, elements: 65536, seed: 1}\n").string() + " --validate_only");
+    EXPECT_EQ(o.code, 2) << o.text;
+    EXPECT_NE(o.text.find("reduce.elements"), std::string::npos) << o.text;
+  }
   for (const Case& c : cases) {
     Output o = wse("run " + config(c.name, c.yaml).string() + " --validate_only");
     if (!c.refusal) {

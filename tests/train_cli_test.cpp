@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -81,7 +82,34 @@ TEST(TrainCli, TiedLogitsGoToTheFirstClassOnTheMeshAndFunctionally) {
     ASSERT_EQ(o.code, 0) << o.text;
     const nlohmann::json r = nlohmann::json::parse(std::ifstream(out / "report.json"));
     EXPECT_EQ(r["test_accuracy"].get<double>(), 2.0 / 32.0) << "training.detail " << detail;
+    // Every logit 0: each sample's loss is ln 10, and so is their mean (found by a mutation test:
+    // the test loss summed a batch's mean loss once per batch, 1/16 of this).
+    EXPECT_NEAR(r["test_loss"].get<double>(), std::log(10.0), 1e-5) << "training.detail " << detail;
   }
+}
+
+// The loss scale is taken off every gradient, the biases' too (found by a mutation test: a bias
+// gradient left scaled by 1024 passed every test; the second step's loss was 3.36 for 2.30): in
+// mixed precision the losses at a scale of 1024 are those at 1, to fp16's rounding of the scaled
+// gradients.
+TEST(TrainCli, TheLossScaleIsTakenOffEveryGradient) {
+  std::vector<double> losses[2];
+  for (int scaled = 0; scaled < 2; ++scaled) {
+    const std::string yaml = std::string(
+                                 "machine: wse2\nmesh: {width: 4, height: 4}\nkernel: fc_train\nmodel: {layers: [784, 32, 10]}\n"
+                                 "data: {train_samples: 48, eval_samples: 0, shuffle: false}\noptimizer: {kind: sgd, lr: 0.01}\n"
+                                 "training: {batch_size: 16, precision: mixed, detail: none, loss_scale: ") +
+                             (scaled ? "1024" : "1") + "}\n";
+    const fs::path out = dir() / (std::string("loss_scale_") + (scaled ? "1024" : "1"));
+    fs::remove_all(out);
+    Output o = wse("run " + write(std::string("loss_scale_") + (scaled ? "1024" : "1") + ".yaml", yaml).string() + " --threads 1 --out " +
+                   out.string());
+    ASSERT_EQ(o.code, 0) << o.text;
+    const nlohmann::json r = nlohmann::json::parse(std::ifstream(out / "report.json"));
+    for (const auto& l : r["loss_per_step"]) losses[scaled].push_back(l.get<double>());
+  }
+  ASSERT_EQ(losses[0].size(), 3u);
+  for (size_t k = 0; k < 3; ++k) EXPECT_NEAR(losses[1][k], losses[0][k], 1e-3) << "step " << k + 1;
 }
 
 TEST(TrainCli, AnEpochsTestPassScoresThatEpochsWeights) {
