@@ -73,6 +73,32 @@ TEST(PeDsd, HalfRoundingIsTheCompilersBitForBit) {
   }
 }
 
+// `ctx.elementwise(n)` (C++ work charged as moves) takes ceil(n / move_simd_fp32) cycles
+// (docs/pe-programming.md): 21 elements are 11 on a WSE-2 (2 wide) and 6 on a WSE-3 (4 wide).
+// Found by a mutation test: rounding down passed, as the loss task's counts are all even.
+uint32_t g_elementwise_cost = 0;
+void elementwise_21(PeContext& ctx) {
+  const uint32_t before = ctx.cost();
+  ctx.elementwise(21);
+  g_elementwise_cost = ctx.cost() - before;
+}
+TEST(PeDsd, ElementwiseWorkRoundsItsCyclesUp) {
+  for (const MachineSpec& spec : {test::wse2(), test::wse3()}) {
+    Wafer wafer(spec, {1, 1});
+    Program p;
+    p.name = "elementwise";
+    p.start_task = p.local(elementwise_21);
+    wafer.load({0, 0}, &p);
+    wafer.finalize(1);
+    g_elementwise_cost = 0;
+    wafer.run(10'000);
+    const uint32_t want = spec.move_simd_fp32 == 2 ? 11u : 6u;
+    EXPECT_EQ(spec.move_simd_fp32, spec.name == "wse2" ? 2u : 4u);
+    EXPECT_EQ(g_elementwise_cost, want) << spec.name;
+    EXPECT_EQ(wafer.pe({0, 0}).counters.move_cycles, want) << spec.name;
+  }
+}
+
 TEST(PeDsd, MemoryOpsComputeLikeTheHostAndCostTheirSimdWidth) {
   Wafer wafer(test::wse2(), {1, 1});
   Program p;
