@@ -339,6 +339,31 @@ TEST(ClusterStepTime, TheGradientsLeaveAtTheEdgesWholeEgressRate) {
               egress_bound);
 }
 
+// The edge's ingress rate is shared by the ports that carry a wavelet only (docs/cycle-engine.md):
+// an input batch enters through the p west ports, and the idle north ones take no share (found by
+// a mutation test: sharing it among every port doubled the pass on a 4 x 4 mesh, and passed). fp32,
+// batch 16 on 4 PE rows: each west port carries 4 samples x 784 values + 4 labels = 3,140 words at
+// a quarter of 4 B/cycle, 12,560 cycles.
+TEST(ClusterStepTime, AnInputBatchSharesTheEdgesRateAmongItsOwnPortsOnly) {
+  RunConfig cfg = base_config(1);
+  cfg.mesh = {4, 4};
+  cfg.train.layers = {784, 32, 10};
+  cfg.train.batch_size = 16;
+  cfg.train.mixed = false;
+  cfg.train.memoryx.encoding = StreamEncoding::Dense;
+  cfg.train.loss_scale = 1.0f;
+  ClusterConfig c = ideal(cluster_config(cfg));
+  c.machine.io_bytes_per_cycle = 4;
+  Cluster cl(c, 1);
+  const Batch b = make_batch(c.model.batch_size, c.model.layers.front(), c.model.layers.back(), 1);
+  cl.train_step(b.x.data(), b.y.data());
+  const PassStats in = cl.input_stats();
+  const double want = 3140.0 * 4 / (4.0 / 4);
+  std::printf("input pass at io 4 B/cycle: %llu cycles, its words at the west ports' share %.0f\n", (unsigned long long)in.cycles, want);
+  EXPECT_GE(double(in.cycles), want);
+  EXPECT_LT(double(in.cycles), 1.01 * want);
+}
+
 // A span that ends before its cause (a pass not yet timed, one cycle long, caused by a broadcast
 // still under way) gives an empty segment, not a negative one (unsigned: 2^64 - 7), and the
 // segments still add up to the step's cycles. Found by a user audit in a `training.detail: none`
