@@ -49,7 +49,8 @@ class Actor {
   // The id the next span will get.
   SpanId next_span() const { return (SpanId(id_) << 32) | timeline_.spans.size(); }
   // Appends a span; returns its id.
-  SpanId span(std::string what, uint64_t step, Cycle start, Cycle end, SpanId cause);
+  // `cause_at`: when what it waited on from its cause was done, if before the cause's end (0: at it).
+  SpanId span(std::string what, uint64_t step, Cycle start, Cycle end, SpanId cause, Cycle cause_at = 0);
   const Span& span_at(SpanId id) const { return timeline_.spans[id & 0xffffffffu]; }
   Span& span_at(SpanId id) { return timeline_.spans[id & 0xffffffffu]; }
   const ActorLink& link(LinkId l) const;

@@ -36,7 +36,10 @@ struct Message {
   bool backward = false;       // streams: the pass
   uint64_t seq = 0;            // the sender's count: ties between equal cycles go by (from, seq)
   SpanId cause = kNoSpan;      // the sender's timeline span that produced it
-  Cycle cause_end = 0;         // and when that span ended (for the critical path)
+  // When what this message carries from that span was done (for the critical path): the span's
+  // end, or earlier when the span goes on after it (a gradient's last byte leaves the wafer
+  // before the pass's dX tail ends).
+  Cycle cause_end = 0;
   std::vector<SharedBuffer> payload;
 };
 

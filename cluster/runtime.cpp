@@ -68,8 +68,8 @@ Message& Actor::send(LinkId l, MessageKind kind, uint64_t step, uint64_t bytes, 
   return outbox_.back();
 }
 
-SpanId Actor::span(std::string what, uint64_t step, Cycle start, Cycle end, SpanId cause) {
-  timeline_.spans.push_back({std::move(what), step, start, end, cause});
+SpanId Actor::span(std::string what, uint64_t step, Cycle start, Cycle end, SpanId cause, Cycle cause_at) {
+  timeline_.spans.push_back({std::move(what), step, start, end, cause, cause_at});
   return (SpanId(id_) << 32) | (timeline_.spans.size() - 1);
 }
 

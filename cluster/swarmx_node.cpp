@@ -126,7 +126,8 @@ void SwarmXNode::reduce_gradients(uint64_t step, uint32_t layer, std::vector<Mes
   Message& o = send(up_, MessageKind::GradientStream, step, buf->size(), {buf}, a.ready, next_span(), 0, a.last);
   o.layer = layer;
   o.cause_end = o.last;
-  span("reduce " + shape.name, step, a.first, o.last, latest_cause({a.latest}, o.last));
+  const CauseCandidate cause = latest_candidate({a.latest}, o.last);
+  span("reduce " + shape.name, step, a.first, o.last, cause.span, cause.end);
 }
 
 void SwarmXNode::reduce_losses(uint64_t step, std::vector<Message>& got) {

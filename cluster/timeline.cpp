@@ -4,22 +4,26 @@
 
 namespace wse {
 
-SpanId latest_cause(std::initializer_list<CauseCandidate> candidates, Cycle span_end) {
-  SpanId best = kNoSpan;
-  Cycle best_end = 0;
+CauseCandidate latest_candidate(std::initializer_list<CauseCandidate> candidates, Cycle span_end) {
+  CauseCandidate best;
   for (const CauseCandidate& c : candidates) {
     if (c.span == kNoSpan || c.end > span_end) continue;
-    if (best == kNoSpan || c.end > best_end) best = c.span, best_end = c.end;
+    if (best.span == kNoSpan || c.end > best.end) best = c;
   }
   return best;
 }
 
+SpanId latest_cause(std::initializer_list<CauseCandidate> candidates, Cycle span_end) { return latest_candidate(candidates, span_end).span; }
+
 std::vector<CriticalSegment> Timeline::critical_path(SpanId last, Cycle boundary) const {
   std::vector<CriticalSegment> path;
+  Cycle until = 0;  // where the span after it stopped waiting on it (0: its own end)
   for (SpanId id = last; id != kNoSpan;) {
     const Span& s = span(id);
-    if (s.end <= boundary) break;
-    path.push_back({actor(id), s.what, boundary, s.end});
+    const Cycle to = until && until < s.end ? until : s.end;
+    if (to <= boundary) break;
+    path.push_back({actor(id), s.what, boundary, to});
+    until = s.cause_at;
     id = s.cause;
   }
   std::reverse(path.begin(), path.end());

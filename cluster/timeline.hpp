@@ -17,6 +17,11 @@ struct Span {
   uint64_t step = 0;
   Cycle start = 0, end = 0;
   SpanId cause = kNoSpan;
+  // When what this span waited on from its cause was done, if before the cause's end (0: at its
+  // end). The critical path ends the cause's segment there: a SwarmX reduce that ended before the
+  // wafer pass whose gradient it adds was dropped as a cause, and the step before it charged to
+  // the reduce.
+  Cycle cause_at = 0;
 };
 
 // One actor's spans; the actor appends, the timeline reads them once the run is paused.
@@ -32,6 +37,8 @@ struct CauseCandidate {
   Cycle end = 0;
 };
 SpanId latest_cause(std::initializer_list<CauseCandidate> candidates, Cycle span_end);
+// The same, with when it ended (kNoSpan and 0 when there is none).
+CauseCandidate latest_candidate(std::initializer_list<CauseCandidate> candidates, Cycle span_end);
 
 struct CriticalSegment {
   std::string actor, what;

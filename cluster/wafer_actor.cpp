@@ -195,7 +195,10 @@ bool WaferActor::run_pass(PassKey k) {
       for (size_t i = 0; i < r.positions.size(); ++i) g.values[r.positions[i]] = r.dw[i];
     }
     const SharedBuffer buf = encode_gradient_stream(g);
-    Message& o = send(up_, MessageKind::GradientStream, step_, buf->size(), {buf}, r.first_egress, last_span_, r.end, r.last_egress + 1);
+    // Its cause is done with it when its last byte leaves, before the pass's end (the dX tail
+    // follows): with the pass's end, a reduce ending before it dropped the pass as its cause.
+    Message& o = send(up_, MessageKind::GradientStream, step_, buf->size(), {buf}, r.first_egress, last_span_,
+                      std::min<Cycle>(r.end, r.last_egress + 1), r.last_egress + 1);
     o.layer = k.layer;
   }
   return true;

@@ -12,26 +12,11 @@
 #include <type_traits>
 
 #include "core/errors.hpp"
+#include "core/shown.hpp"
 
 namespace wse::yaml {
 
-// A name or value from the file as a message shows it: control bytes as \xNN (a key "mach\x19ine"
-// printed raw read as "machine", beside a list naming machine as expected; an escape byte would
-// reach the terminal).
-inline std::string shown(const std::string& text) {
-  std::string out;
-  for (const unsigned char c : text) {
-    if (c < 0x20 || c == 0x7f) {
-      static const char* hex = "0123456789abcdef";
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    } else {
-      out += char(c);
-    }
-  }
-  return out;
-}
+using wse::shown;  // core/shown.hpp: control bytes as \xNN
 
 inline std::string describe(const YAML::Node& n) {
   if (n.IsScalar()) return "'" + shown(n.Scalar()) + "'";
@@ -81,11 +66,11 @@ inline T scalar(const YAML::Node& n, const std::string& where, const std::string
 // (yaml-cpp's as<uint64_t> read a seed of 010 as octal 8, refused 08, and took 0x10 where no
 // other field did).
 inline uint64_t integer_in(const YAML::Node& n, const std::string& where, const std::string& field, uint64_t min, uint64_t max) {
+  // Not a number at all ("many", true) is told the range too.
+  const std::string expected = "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
   auto refuse = [&](const std::string& why = "") -> uint64_t {
-    throw ConfigError(where + ": field '" + field + "': expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
-                      "], got " + describe(n) + why);
+    throw ConfigError(where + ": field '" + field + "': expected " + expected + ", got " + describe(n) + why);
   };
-  const char* expected = min ? "a positive integer" : "a non-negative integer";
   if (n.IsScalar() && untagged_or_number(n)) {
     const std::string& t = n.Scalar();
     size_t i = 0;
@@ -110,7 +95,7 @@ inline uint64_t integer_in(const YAML::Node& n, const std::string& where, const 
     }
     if (base != 10) return refuse();
   }
-  const double v = scalar<double>(n, where, field, expected);  // 1e6 as well as 1000000
+  const double v = scalar<double>(n, where, field, expected.c_str());  // 1e6 as well as 1000000
   // Range first: converting a double beyond uint64_t is undefined (found by fuzz_run_config).
   if (!(v >= double(min)) || v > double(max) || v != std::floor(v)) return refuse();
   if (v > 9007199254740992.0) return refuse(" (beyond 2^53 a number in that form may be rounded: write the integer in digits)");

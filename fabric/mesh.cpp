@@ -65,7 +65,7 @@ void Mesh::set_switch(Coord tile, Colour colour, const ColourSwitchConfig& cfg) 
   if (1u + cfg.count > spec_.switch_positions)
     throw RouteError(where(tile, colour) + ": " + std::to_string(1 + cfg.count) + " switch positions (the route and " +
                      std::to_string(cfg.count) + " more), but a " + spec_.name + " router holds at most " +
-                     std::to_string(spec_.switch_positions) + " per colour");
+                     std::to_string(spec_.switch_positions) + " per colour (machine.switch_positions)");
   LaneExt& e = r->make_ext(*lane);
   e.has_switch = true;
   e.sw = cfg;
@@ -94,7 +94,7 @@ void Mesh::set_filter(Coord tile, Colour colour, const CounterFilter& f) {
   if (!e.has_switch) e.rx_union = bit(e.base_rx), e.tx_union = e.base_tx;
   if (!e.has_filter && filters >= spec_.pe_filters)
     throw RouteError(where(tile, colour) + ": counter filter number " + std::to_string(filters + 1) + " at this router, but a " +
-                     spec_.name + " PE has " + std::to_string(spec_.pe_filters) + " (give some streams their own colours)");
+                     spec_.name + " PE has " + std::to_string(spec_.pe_filters) + " (machine.pe_filters)");
   // The counter never exceeds limit1, so max_counter >= limit1 passes every wavelet.
   if (f.max_counter >= f.limit1)
     throw RouteError(where(tile, colour) + ": the filter passes every wavelet (max_counter " + std::to_string(f.max_counter) +

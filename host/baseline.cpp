@@ -136,7 +136,11 @@ int run_baseline(const RunConfig& cfg, const std::filesystem::path& out_dir, boo
   if (!tc.resume_from.empty())
     throw ConfigError("config " + cfg.source.string() + ": field 'training.resume_from': wse baseline trains from the config's " +
                       "initial weights, not from a checkpoint (it would not be the run it claims to match); remove the field for the baseline");
+  // The wafer run this baseline is set beside must be one `wse run` takes: a batch that does not
+  // split over the wafers, or a mesh with more PE rows than a wafer's samples, was trained here
+  // while the run refused it. The same checks, in the same words (the layout's, SRAM's included).
   check_baseline_memory(cfg);  // before anything big is built
+  const FcLayout wafer_layout(cluster_config(cfg).model, cfg.mesh, cfg.machine);
   OutputDir out(out_dir, {"--out", overwrite, false, command, {{cfg.source, "the config this run reads"}}});
   const std::string where = "config " + cfg.source.string();
   Dataset train = load_train_set(tc, where);

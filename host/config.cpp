@@ -92,7 +92,10 @@ YAML::Node load_yaml(const std::filesystem::path& path, const std::string& what)
       throw ConfigError(what + " " + path.string() + ": holds more than one YAML document (separated by ---); expected one");
     return root;
   } catch (const YAML::Exception& e) {
-    throw ConfigError(what + " " + path.string() + ": not valid YAML: " + e.what());
+    // The parser's own words and where, without its "yaml-cpp: error at" prefix, and a control
+    // byte it quotes shown as \xNN.
+    const std::string at = e.mark.is_null() ? "" : " at line " + std::to_string(e.mark.line + 1) + ", column " + std::to_string(e.mark.column + 1);
+    throw ConfigError(what + " " + path.string() + ": not valid YAML" + at + ": " + shown(e.msg));
   }
 }
 
@@ -119,10 +122,13 @@ ParamInit load_param_init(const YAML::Node& n, const std::string& where, const s
   else if (p.kind != "default" && p.kind != "zeros")
     throw ConfigError(where + ": field '" + field + ".kind': unknown init '" + p.kind +
                       "' (known: default, zeros, fill, normal, uniform, kaiming_uniform, kaiming_normal, xavier_uniform, xavier_normal)");
-  if (p.kind == "normal" && !(p.b >= 0)) throw ConfigError(where + ": field '" + field + ".std': expected a number >= 0");
+  if (p.kind == "normal" && !(p.b >= 0))
+    throw ConfigError(where + ": field '" + field + ".std': expected a number >= 0, got " + describe(n["std"]));
   if ((p.kind == "xavier_uniform" || p.kind == "xavier_normal") && !(p.a >= 0))
     throw ConfigError(where + ": field '" + field + ".gain': expected a number >= 0, got " + describe(n["gain"]));
-  if (p.kind == "uniform" && !(p.a <= p.b)) throw ConfigError(where + ": field '" + field + "': expected low <= high");
+  if (p.kind == "uniform" && !(p.a <= p.b))
+    throw ConfigError(where + ": field '" + field + "': expected low <= high, got low " + (n["low"] ? describe(n["low"]) : "0 (the default)") +
+                      " and high " + (n["high"] ? describe(n["high"]) : "1 (the default)"));
   p.scale = num("scale", 1);
   // PyTorch computes fans from a tensor's two dimensions and refuses a 1-D one; these took the
   // layer's fans for a bias instead, an init no PyTorch model could have.

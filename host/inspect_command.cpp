@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "core/errors.hpp"
+#include "core/shown.hpp"
 #include "io/input_file.hpp"
 #include "wire/gradient_stream.hpp"
 #include "wire/weight_stream.hpp"
@@ -23,7 +24,7 @@ int inspect_stream_file(const std::filesystem::path& path) {
                                        : "no WSWS or WSGS file identifier at bytes 4-7 of its " + std::to_string(bytes.size()) + " bytes"));
   if (id == "WSGS") {
     GradientMessage g = decode_gradient_stream(bytes, what);
-    std::printf("GradientStream %s: layer %s (#%u) step %llu wafer %u, ", what.c_str(), g.layer.c_str(), g.layer_index,
+    std::printf("GradientStream %s: layer %s (#%u) step %llu wafer %u, ", what.c_str(), shown(g.layer).c_str(), g.layer_index,
                 (unsigned long long)g.step, g.wafer);
     if (g.sparse)
       std::printf("sparse: %zu values at their positions in a %u x %u matrix\n", g.values.size(), g.rows, g.cols);
@@ -34,7 +35,7 @@ int inspect_stream_file(const std::filesystem::path& path) {
   DecodedStream d = decode_weight_stream(bytes, what);
   std::printf("WeightStream %s: layer %s (#%u) step %llu, %s pass, %s, %u x %u matrix, column %u holds rows [%u, %u), "
               "%u weights in %zu words (+1 header)\n",
-              what.c_str(), d.layer.c_str(), d.layer_index, (unsigned long long)d.step,
+              what.c_str(), shown(d.layer).c_str(), d.layer_index, (unsigned long long)d.step,
               d.pass == StreamPass::Forward ? "forward" : "backward", encoding_name(d.encoding), d.rows, d.cols, d.column,
               d.slice_begin, d.slice_end, d.weights, d.words.size() - 1);
   return 0;

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 
@@ -15,6 +16,12 @@ namespace {
 // A signal handler may only touch lock-free atomics and call async-signal-safe functions.
 volatile sig_atomic_t g_received = 0;
 volatile sig_atomic_t g_final_test_pass = 0;
+volatile sig_atomic_t g_report = 0;
+// The last checkpoint written, for the second signal's message: two buffers, the one not being
+// read written and then made current, so the handler never prints a path half replaced.
+constexpr size_t kPathBytes = 4096;
+char g_checkpoint[2][kPathBytes] = {};
+volatile sig_atomic_t g_checkpoint_at = 0;
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 struct sigaction g_old[3];
 bool g_installed[3] = {false, false, false};
@@ -33,13 +40,25 @@ void say(const char* text) {
 void on_signal(int sig) {
   if (g_received) {
     // The second one: stop now, as if no handler were installed.
-    say("\nwse: stopping at once; the last checkpoint written is the one to resume from\n");
+    if (g_checkpoint[g_checkpoint_at][0]) {
+      say("\nwse: stopping at once; resume from the last checkpoint written: ");
+      say(g_checkpoint[g_checkpoint_at]);
+      [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, "\n", 1);  // (say() drops a leading newline off a terminal)
+    } else {
+      say("\nwse: stopping at once; no checkpoint of this run was written\n");
+    }
     remove_live_temporaries();  // a checkpoint half written, say
     ::signal(sig, SIG_DFL);
     ::raise(sig);
     return;
   }
   g_received = sig;
+  if (g_report) {
+    say(sig == SIGINT    ? "\nwse: SIGINT: the run has ended; writing its report, then exiting (send it again to stop at once)\n"
+        : sig == SIGTERM ? "\nwse: SIGTERM: the run has ended; writing its report, then exiting (send it again to stop at once)\n"
+                         : "\nwse: SIGHUP: the run has ended; writing its report, then exiting (send it again to stop at once)\n");
+    return;
+  }
   if (g_final_test_pass) {
     say(sig == SIGINT    ? "\nwse: SIGINT: stopping the final test pass at the batch in progress (it will not be scored; every step has its checkpoint)\n"
         : sig == SIGTERM ? "\nwse: SIGTERM: stopping the final test pass at the batch in progress (it will not be scored; every step has its checkpoint)\n"
@@ -55,9 +74,21 @@ void on_signal(int sig) {
 
 void InterruptGuard::entering_final_test_pass() { g_final_test_pass = 1; }
 
+void InterruptGuard::entering_report() { g_report = 1; }
+
+void InterruptGuard::set_last_checkpoint(const std::string& path) {
+  const int next = 1 - g_checkpoint_at;
+  const size_t n = std::min(path.size(), kPathBytes - 1);
+  std::memcpy(g_checkpoint[next], path.data(), n);
+  g_checkpoint[next][n] = '\0';
+  g_checkpoint_at = next;
+}
+
 InterruptGuard::InterruptGuard() {
   g_received = 0;
   g_final_test_pass = 0;
+  g_report = 0;
+  g_checkpoint[0][0] = g_checkpoint[1][0] = '\0';
   g_tty = ::isatty(STDERR_FILENO) ? 1 : 0;
   struct sigaction sa {};
   sa.sa_handler = on_signal;

@@ -5,6 +5,8 @@
 // During the final test pass it stops the pass at the batch in progress (every step has run:
 // nothing to resume). A second one stops at once, as the default action would: no step is ever
 // checkpointed half done. A signal the parent set to be ignored stays ignored.
+#include <string>
+
 namespace wse {
 
 class InterruptGuard {
@@ -21,6 +23,13 @@ class InterruptGuard {
   // then (it said "finishing the step in progress, then writing a checkpoint", neither of which
   // happens in the pass).
   void entering_final_test_pass();
+  // From here on the run has ended and its report is being written: a first signal waits for it
+  // (a signal there had ended the process with no report.json, and the run, every step done,
+  // could not be resumed to get it), a second stops at once.
+  void entering_report();
+  // The checkpoint a second signal's message names as the one to resume from (with --overwrite
+  // the folder may also hold a previous run's later checkpoints, which are not).
+  void set_last_checkpoint(const std::string& path);
 };
 
 }  // namespace wse

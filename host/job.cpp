@@ -34,7 +34,10 @@ uint32_t place_job(const RunConfig& cfg) {
 
 UsageError cycle_limit_error(const RunConfig& cfg, const Wafer& wafer) {
   std::string busy;
-  for (const std::string& s : wafer.stuck(6)) busy += "\n  " + s;
+  size_t total = 0;
+  const std::vector<std::string> lines = wafer.stuck(6, &total);
+  for (const std::string& s : lines) busy += "\n  " + s;
+  if (total > lines.size()) busy += "\n  ... and " + std::to_string(total - lines.size()) + " more";
   const std::string what = cfg.max_cycles < kMaxRunCycles
                                ? "; raise run.max_cycles (at most 2^62) in " + cfg.source.string()
                                : " (2^62, its largest value) in " + cfg.source.string() +

@@ -21,6 +21,7 @@
 #include "host/job.hpp"
 #include "host/memory_budget.hpp"
 #include "host/progress.hpp"
+#include "host/shell_words.hpp"
 #include "host/thread_choice.hpp"
 #include "host/trace_command.hpp"
 #include "host/train_job.hpp"
@@ -137,10 +138,16 @@ int trace_command(wse::TraceOptions opt, const TraceArgs& a) {
   return 0;
 }
 
+// On a terminal, the progress line a run draws on stderr ("cycle 0 (stops at 20)  0s in") is
+// cleared before an error is printed: the error began on the same line, after it.
+void clear_progress_line() {
+  if (isatty(STDERR_FILENO)) std::fputs("\r\033[K", stderr);
+}
+
 // The command line as typed, for the output directory's record.
 std::string command_line(int argc, char** argv) {
   std::string s = "wse";
-  for (int i = 1; i < argc; ++i) s += std::string(" ") + argv[i];
+  for (int i = 1; i < argc; ++i) s += " " + wse::shell_word(argv[i]);  // quoted where a shell would split it
   return s;
 }
 
@@ -312,6 +319,16 @@ int command_main(int argc, char** argv) {
                  argv[1]);
     return 2;
   }
+  // An option before any command ("wse --bogus", "wse --threads 2 run ...") was "A subcommand is
+  // required": wse itself takes only --help and --version.
+  if (argc > 1 && argv[1][0] == '-') {
+    const std::string first = argv[1];
+    if (first != "-h" && first != "--help" && first != "--version") {
+      std::fprintf(stderr, "wse: error: '%s' before a command: wse takes a command first, then its options (wse run --help; commands: run, "
+                           "trace, inspect, viz, baseline, finalize-checkpoint)\n", argv[1]);
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -326,9 +343,16 @@ int command_main(int argc, char** argv) {
       for (const CLI::App* sub : app.get_subcommands())
         for (const std::string& extra : sub->remaining())
           if (extra.rfind("--", 0) == 0 && !sub->get_option_no_throw(extra.substr(0, extra.find('='))))
-            named += "wse: " + extra + " is not an option of `wse " + sub->get_name() + "` (wse " + sub->get_name() + " --help)\n";
-    if (named.empty()) app.exit(e);
-    else std::fputs(named.c_str(), stderr);
+            named += "wse: error: " + extra + " is not an option of `wse " + sub->get_name() + "` (wse " + sub->get_name() + " --help)\n";
+    if (named.empty()) {
+      // The parser's words in wse's form, once ("config is required" then "Run with --help for
+      // more information." had no "wse: error:" and two lines for one mistake).
+      std::string help = "wse";
+      for (const CLI::App* sub : app.get_subcommands()) help += " " + sub->get_name();
+      std::fprintf(stderr, "wse: error: %s (%s --help)\n", e.what(), help.c_str());
+    } else {
+      std::fputs(named.c_str(), stderr);
+    }
     return 2;
   }
   const std::string command = command_line(argc, argv);
@@ -358,24 +382,29 @@ int command_main(int argc, char** argv) {
     }
   } catch (const wse::OutputError& e) {
     // The user's path: the message names it and the OS's reason.
+    clear_progress_line();
     std::fprintf(stderr, "wse: error: %s\n", e.what());
     return 2;
   } catch (const wse::UsageError& e) {
     // Every user error names the config it came from.
     std::string what = e.what();
     if (!config.empty() && what.find(config) == std::string::npos && what.rfind("--", 0) != 0) what = "config " + config + ": " + what;
+    clear_progress_line();
     std::fprintf(stderr, "wse: error: %s\n", what.c_str());
     return 2;
   } catch (const std::filesystem::filesystem_error& e) {
     // A path the user gave that the OS refused (what() names the path and the reason).
+    clear_progress_line();
     std::fprintf(stderr, "wse: error: %s\n", e.what());
     return 2;
   } catch (const std::bad_alloc&) {
     // Any command (inspect and finalize-checkpoint are not runs and have no estimate to exceed).
+    clear_progress_line();
     std::fprintf(stderr, "wse: error: out of host memory: the command needed more than the host had free (a run's memory estimate "
                          "is a lower bound: docs/reliability.md); try a smaller mesh, model or input\n");
     return 1;
   } catch (const std::exception& e) {
+    clear_progress_line();
     std::fprintf(stderr, "wse: internal error: %s\n", e.what());
     return 1;
   }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "core/errors.hpp"
+#include "host/dataset_digest.hpp"
 #include "memoryx/sparsity.hpp"
 #include "wire/weight_stream.hpp"
 
@@ -62,6 +63,16 @@ RunSettings run_settings(const TrainConfig& tc, MeshShape mesh) {
         patterns += (patterns.empty() ? "" : "; ") + p.pattern + ": " + opt_text(p.level) + " " + opt_text(p.method) + " " + opt_text(p.seed);
     s["sparsity.param_name_patterns"] = sp.patterns ? patterns : "default";
   }
+  return s;
+}
+
+RunSettings data_settings(const Dataset& train, const Dataset& test) {
+  return {{"data.train_set", dataset_identity(train)}, {"data.test_set", dataset_identity(test)}};
+}
+
+RunSettings run_settings(const TrainConfig& tc, MeshShape mesh, const Dataset& train, const Dataset& test) {
+  RunSettings s = run_settings(tc, mesh);
+  s.merge(data_settings(train, test));
   return s;
 }
 

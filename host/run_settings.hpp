@@ -5,13 +5,15 @@
 // Every checkpoint records them, so that `--resume`, which finishes the run a checkpoint came
 // from, refuses a config that would train another run (a changed lr, say, gave exit 0 and other
 // weights). What does not change the numbers (where outputs go, logging, checkpoints, threads,
-// training.detail, the machine's timing) is left out, and `training.resume_from` (a new run from
+// training.detail, the machine's timing) is left out; the data is recorded by content, not by its
+// folder's path; and `training.resume_from` (a new run from
 // a checkpoint's weights) may change any of them.
 #include <map>
 #include <string>
 #include <vector>
 
 #include "fabric/geometry.hpp"
+#include "host/dataset.hpp"
 #include "host/train_config.hpp"
 
 namespace wse {
@@ -21,6 +23,11 @@ using RunSettings = std::map<std::string, std::string>;
 
 // `mesh`: each wafer's, whose rows and columns set the order partial sums are added in.
 RunSettings run_settings(const TrainConfig& tc, MeshShape mesh);
+// The data trained and scored on, by content (host/dataset_digest.hpp): "data.train_set" and
+// "data.test_set". Checked once the data is loaded; the config's own fields are checked first.
+RunSettings data_settings(const Dataset& train, const Dataset& test);
+// Both: what a checkpoint records.
+RunSettings run_settings(const TrainConfig& tc, MeshShape mesh, const Dataset& train, const Dataset& test);
 // The checkpoint metadata's text for them (a JSON object), and back (a UsageError naming `where`
 // when it is not one).
 std::string run_settings_text(const RunSettings& s);

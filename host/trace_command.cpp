@@ -2,6 +2,7 @@
 
 #include "host/thread_choice.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -62,6 +63,9 @@ std::vector<Colour> parse_colours(const std::string& text) {
   while (std::getline(ss, part, ',')) {
     const auto v = number(part, 64);
     if (!v) throw UsageError("--colours '" + text + "': expected colour numbers 0..63 separated by commas, e.g. 3,5");
+    // A slip, refused as a --flow given twice is (it was taken without a word).
+    if (std::find(out.begin(), out.end(), Colour(*v)) != out.end())
+      throw UsageError("--colours '" + text + "': colour " + std::to_string(*v) + " is given twice; give it once");
     out.push_back(Colour(*v));
   }
   if (out.empty()) throw UsageError("--colours '" + text + "': expected colour numbers 0..63 separated by commas, e.g. 3,5");

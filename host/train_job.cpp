@@ -20,6 +20,7 @@
 #include "host/run_settings.hpp"
 #include "host/progress.hpp"
 #include "host/report.hpp"
+#include "host/shell_words.hpp"
 #include "host/thread_choice.hpp"
 #include "io/memory_limit.hpp"
 #include "io/output_dir.hpp"
@@ -94,6 +95,8 @@ struct StepProgress : KernelObserver {
 
 // Tests only: WSE_TEST_STOP_IN_FINAL_TEST_PASS=1 stops it after the final test pass's first batch.
 bool test_stop_in_final_test_pass() { return std::getenv("WSE_TEST_STOP_IN_FINAL_TEST_PASS") != nullptr; }
+// Tests only: WSE_TEST_STOP_IN_REPORT=1 stops it once the run has ended, before its report is written.
+bool test_stop_in_report() { return std::getenv("WSE_TEST_STOP_IN_REPORT") != nullptr; }
 
 // Where the printed resume command writes: beside --out, named after it ("run/" and "." give no
 // "run/_resumed" inside it or hidden "._resumed").
@@ -234,6 +237,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   struct {
     bool on = false;
     uint64_t step = 0, end = 0, samples = 0;
+    RunSettings recorded;  // the checkpoint's run settings (none from an older version)
   } resume;
   // A config's resume_from is read the same way, up front, so that its errors name the field
   // (they came from MemoryX's set-up as "checkpoint X: file not found", no field named).
@@ -261,8 +265,8 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
                         " came from had " + std::to_string(batch) + " (--resume finishes that run, with its config)");
     // The rest of what decides the run's numbers (host/run_settings.hpp): all the changes at once.
     if (auto it = ck.metadata().find(kRunSettings); it != ck.metadata().end()) {
-      const std::vector<std::string> changes =
-          run_settings_changes(parse_run_settings(it->second, ck.where() + ": field '__metadata__." + kRunSettings + "'"), run_settings(tc, cfg.mesh));
+      resume.recorded = parse_run_settings(it->second, ck.where() + ": field '__metadata__." + kRunSettings + "'");
+      const std::vector<std::string> changes = run_settings_changes(resume.recorded, run_settings(tc, cfg.mesh));
       if (!changes.empty()) {
         std::string list;
         for (const std::string& c : changes) list += "\n  " + c;
@@ -321,10 +325,12 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     if (!ckpt_in_out) open_checkpoint_dir(check);
     else check.emplace(out_dir, dir_options("--out", false));
   }
+  // Checked by --validate_only too: with a checkpoint_dir that is --out it said "valid" to a
+  // config the run then refused here (a review, forty-fourth round).
+  if (modes.overwrite && !tc.resume_from.empty() && path_inside(tc.resume_from, out_dir) && fs::exists(out_dir / OutputDir::kMarker))
+    throw UsageError("--overwrite " + out_dir.string() + " would remove " + tc.resume_from.string() +
+                     ", the checkpoint this run starts from; choose another --out");
   if (!modes.validate_only) {
-    if (modes.overwrite && !tc.resume_from.empty() && path_inside(tc.resume_from, out_dir) && fs::exists(out_dir / OutputDir::kMarker))
-      throw UsageError("--overwrite " + out_dir.string() + " would remove " + tc.resume_from.string() +
-                       ", the checkpoint this run starts from; choose another --out");
     out.emplace(out_dir, dir_options("--out", false));
     if (!modes.compile_only && !tc.checkpoint_dir.empty() && !ckpt_in_out) open_checkpoint_dir(own_ckpt);
   }
@@ -375,14 +381,47 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
       std::printf("  warning: sparsity prunes every weight of %s (%llu of %llu): nothing passes through its layer, and the layers "
                   "before it get no gradient (lower sparsity for it, or leave it out with sparsity.param_name_patterns)\n",
                   sp.plan.name.c_str(), (unsigned long long)sp.pruned, (unsigned long long)sp.numel);
+  // The step a run of the training set `train` ends at, after checking what --resume holds
+  // against it and the test set (the run, and --validate_only, refuse alike).
+  auto run_end = [&](const Dataset& train, const Dataset& test) {
+    const uint32_t steps_per_epoch = BatchOrder(train.count, tc.batch_size, tc.shuffle, tc.memoryx.seed).steps_per_epoch();
+    const uint64_t first = trainer.memoryx().step();
+    const uint64_t planned = std::min<uint64_t>(uint64_t(steps_per_epoch) * tc.epochs, tc.max_steps ? tc.max_steps : UINT64_MAX);
+    uint64_t end = first + planned;
+    if (resume.on) {
+      if (resume.samples != train.count)
+        throw ConfigError(where + ": the run " + modes.resume.string() + " came from trained on " + std::to_string(resume.samples) +
+                          " samples, this config loads " + std::to_string(train.count) + " (field 'data.train_samples'; --resume finishes that run, with its config)");
+      // What is left of that run cannot be longer than a whole run of this config: a plan beyond
+      // it is a checkpoint of another config, or a damaged one (it would train, and checkpoint,
+      // practically forever).
+      if (resume.end - first > planned)
+        throw UsageError("checkpoint " + modes.resume.string() + ": field '__metadata__." + kRunEndStep + "': " + std::to_string(resume.end) +
+                         " leaves " + std::to_string(resume.end - first) + " steps after its step " + std::to_string(first) +
+                         ", more than a whole run of " + where + " (" + std::to_string(planned) +
+                         " steps: training.epochs x steps per epoch, at most training.max_steps); --resume finishes the run the checkpoint came from, with its config");
+      end = resume.end;
+      // The data by content: another dataset of the same size (or a test set of another size)
+      // finished "the run" with other numbers, exit 0 (an interrupt audit, forty-fourth round).
+      std::string list;
+      for (const auto& [key, now] : data_settings(train, test))
+        if (auto it = resume.recorded.find(key); it != resume.recorded.end() && it->second != now)  // (older checkpoints: not recorded)
+          list += "\n  field '" + key + "': " + now + ", but the run had " + it->second;
+      if (!list.empty()) {
+        throw ConfigError(where + ": --resume finishes the run " + modes.resume.string() + " came from, on its data, but this config's data differ:" +
+                          list + "\n(data.dir, data.train_samples and data.eval_samples; to start a new run from its weights on this data, set "
+                          "training.resume_from in the config instead)");
+      }
+    }
+    return end;
+  };
   if (modes.validate_only) {
     // What a run would load first (a missing or damaged dataset was found only by the run).
-    load_train_set(tc, where);
-    if (tc.eval_samples) load_data_set(tc, where, test_set(tc));
+    const Dataset train = load_train_set(tc, where);
+    run_end(train, tc.eval_samples ? load_data_set(tc, where, test_set(tc)) : Dataset{});
     print_sparsity_plan(trainer.memoryx());
-    nlohmann::json plan = trainer.mesh_program();
-    std::printf("  valid: every layer maps and the data loads; peak SRAM per PE %u of %u bytes\n", plan["sram_plan"]["peak_bytes_max"].get<uint32_t>(),
-                cfg.machine.sram_bytes_per_pe);
+    std::printf("  valid: every layer maps and the data loads; peak SRAM per PE %u of %u bytes\n",
+                trainer.layout().sram_peak(cfg.machine.sram_bytes_per_pe), cfg.machine.sram_bytes_per_pe);
     return 0;
   }
   if (modes.compile_only) {
@@ -422,26 +461,11 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
                 unsigned(train.count), unsigned(tc.batch_size), unsigned(train.count - left), steps_per_epoch, left,
                 tc.shuffle ? "others each epoch, as data.shuffle orders them" : "the same ones every epoch");
   const uint64_t first = trainer.memoryx().step();
-  const uint64_t planned = std::min<uint64_t>(uint64_t(steps_per_epoch) * tc.epochs, tc.max_steps ? tc.max_steps : UINT64_MAX);
-  uint64_t end = first + planned;
-  if (resume.on) {
-    if (resume.samples != train.count)
-      throw ConfigError(where + ": the run " + modes.resume.string() + " came from trained on " + std::to_string(resume.samples) +
-                        " samples, this config loads " + std::to_string(train.count) + " (field 'data.train_samples'; --resume finishes that run, with its config)");
-    // What is left of that run cannot be longer than a whole run of this config: a plan beyond
-    // it is a checkpoint of another config, or a damaged one (it would train, and checkpoint,
-    // practically forever).
-    if (resume.end - first > planned)
-      throw UsageError("checkpoint " + modes.resume.string() + ": field '__metadata__." + kRunEndStep + "': " + std::to_string(resume.end) +
-                       " leaves " + std::to_string(resume.end - first) + " steps after its step " + std::to_string(first) +
-                       ", more than a whole run of " + where + " (" + std::to_string(planned) +
-                       " steps: training.epochs x steps per epoch, at most training.max_steps); --resume finishes the run the checkpoint came from, with its config");
-    end = resume.end;
-  }
+  const uint64_t end = run_end(train, test);
   trainer.memoryx().set_run_metadata({{kRunEndStep, std::to_string(end)},
                                       {kRunBatchSize, std::to_string(tc.batch_size)},
                                       {kRunTrainSamples, std::to_string(train.count)},
-                                      {kRunSettings, run_settings_text(run_settings(tc, cfg.mesh))}});
+                                      {kRunSettings, run_settings_text(run_settings(tc, cfg.mesh, train, test))}});
   CheckpointDir ckpt{own_ckpt ? &*own_ckpt : ckpt_in_out ? &*out : nullptr, &*out, {}};
   if (resume.on)
     std::printf("  resuming the run of %s: steps %llu to %llu\n", modes.resume.c_str(), (unsigned long long)first + 1,
@@ -451,6 +475,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   // step, checkpoint it, say how to resume (host/interrupt.hpp).
   std::optional<InterruptGuard> guard;
   guard.emplace();
+  if (resume.on) guard->set_last_checkpoint(modes.resume.string());  // until this run writes one
   // Test accuracy over whole batches of the test set (functional unless every step is detailed).
   // `stoppable`: a signal ends the pass at the batch in progress, and it returns false (the final
   // pass; an epoch's pass belongs to the step in progress and finishes).
@@ -554,7 +579,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
       }
       if (done == stop_after) ::raise(SIGSTOP);
       const bool periodic = tc.checkpoint_every && done % tc.checkpoint_every == 0;
-      if (periodic || done == end || guard->received()) last_checkpoint = ckpt.save(trainer, done);
+      if (periodic || done == end || guard->received()) last_checkpoint = ckpt.save(trainer, done), guard->set_last_checkpoint(last_checkpoint.string());
       if (guard->received()) {
         stopped_by = guard->received();
         break;
@@ -581,7 +606,8 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     stopped_by = guard->received(), test_pass_stopped = true;
     scored = correct = 0, test_loss = 0;
   }
-  guard.reset();  // the default actions again: what is left is writing the report
+  guard->entering_report();  // a signal now waits for report.json (a second still stops at once)
+  if (test_stop_in_report()) ::raise(SIGSTOP);
   // A signal that came when nothing was left to do (the last step's test pass had run, or there
   // is no whole test batch): the run is complete, and ends as one.
   const bool pass_left_out = test.count >= tc.batch_size && !scored;
@@ -732,7 +758,9 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   }
   std::string resume_command;
   if (stopped_by && !every_step) {
-    resume_command = "wse run " + cfg.source.string() + " --resume " + last_checkpoint.string() + " --out " + resumed_out(out_dir).string();
+    // Pasted into a shell as printed: a path with a space (or a quote) is quoted.
+    resume_command = "wse run " + shell_word(cfg.source.string()) + " --resume " + shell_word(last_checkpoint.string()) + " --out " +
+                     shell_word(resumed_out(out_dir).string());
     j["interrupted"] = {{"signal", InterruptGuard::name(stopped_by)}, {"after_step", first + steps_done}, {"resume", resume_command}};
   } else if (stopped_by) {
     j["interrupted"] = {{"signal", InterruptGuard::name(stopped_by)},
@@ -745,7 +773,10 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     j["test_samples"] = scored;
     j["test_loss"] = scored ? nlohmann::json(test_loss) : nlohmann::json(nullptr);
   }
-  j["sram_high_water_bytes"] = trainer.sram_high_water();
+  // Measured by the cycle-level steps; with none (training.detail: none) the PEs held only their
+  // variables, and 136 bytes read as the model's SRAM need: null then, as the wafer's cycles are
+  // (the plan's peak is `--validate_only`'s and mesh_program.json's).
+  j["sram_high_water_bytes"] = wafer_time_known ? nlohmann::json(trainer.sram_high_water()) : nlohmann::json(nullptr);
   j["host_seconds"] = train_seconds;
   {
     // The wafers' cycle-level runs as the Cerebras simulator counts them: tiles x cycles / the

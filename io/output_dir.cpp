@@ -355,8 +355,10 @@ fs::path OutputDir::entry_in(const std::string& folder, const std::string& name)
   const std::string line = folder + "/" + name;
   if (std::find(entries_.begin(), entries_.end(), line) == entries_.end()) {
     entries_.push_back(line);
-    if (previous_has(line)) write_record();  // recorded already, as the previous run's: not twice
-    else append_record(line);
+    // Listed already, as the previous run's (the record written when this run claimed the folder
+    // holds every previous entry): nothing to write. Rewriting the whole record here, for each
+    // frame of a `viz --overwrite`, was 977 rewrites and fsyncs of a 27 KB record for 972 frames.
+    if (!previous_has(line)) append_record(line);
   }
   return dir_ / folder / name;
 }

@@ -9,6 +9,7 @@
 #include "core/errors.hpp"
 #include "core/half.hpp"
 #include "core/log.hpp"
+#include "core/shown.hpp"
 
 namespace wse {
 
@@ -51,7 +52,10 @@ uint64_t recorded_step(const std::map<std::string, std::string>& metadata, const
   bool ok = !s.empty() && s.size() <= 19;
   for (char c : s) ok = ok && c >= '0' && c <= '9';
   if (ok) v = std::stoull(s);
-  if (!ok) throw UsageError(where + ": field '__metadata__.step': '" + s + "' is not a step count (expected a decimal number)");
+  if (!ok) throw UsageError(where + ": field '__metadata__.step': '" + shown(s) + "' is not a step count (expected a decimal number)");
+  if (v > kMaxCheckpointStep)
+    throw UsageError(where + ": field '__metadata__.step': " + s + " is beyond the largest step a run reaches (" +
+                     std::to_string(kMaxCheckpointStep) + ", 2^47 - 1)");
   return v;
 }
 

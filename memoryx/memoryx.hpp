@@ -24,6 +24,11 @@
 
 namespace wse {
 
+// The largest step a checkpoint may record (2^47 - 1): the cluster numbers its evaluation batches
+// from 2^48 (cluster/step_plan.hpp), and a run adds fewer than 2^47 steps to the one it resumes
+// (at most 1000 epochs of at most 2^32 samples), so no training step reaches them.
+inline constexpr uint64_t kMaxCheckpointStep = (uint64_t(1) << 47) - 1;
+
 struct LayerSpec {
   std::string name;
   uint32_t in = 0, out = 0;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/errors.hpp"
+#include "core/shown.hpp"
 #include "io/memory_limit.hpp"
 #include "io/output_file.hpp"
 #include "io/json_text.hpp"
@@ -117,7 +118,12 @@ SafetensorsFile::SafetensorsFile(std::filesystem::path path) : path_(std::move(p
       return true;
     });
   } catch (const nlohmann::json::exception& e) {
-    throw bad(std::string("header is not valid JSON: ") + e.what());
+    // nlohmann's words without its "[json.exception.parse_error.101] " tag (an exception's id
+    // is nothing a user can act on); they say where and what was expected.
+    std::string why = e.what();
+    if (!why.empty() && why.front() == '[')
+      if (const size_t close = why.find("] "); close != std::string::npos) why.erase(0, close + 2);
+    throw bad("header is not valid JSON: " + shown(why));
   }
   if (!header.is_object()) throw bad("header is not a JSON object");
   if (!duplicate.empty()) throw bad("header names '" + duplicate + "' twice (expected each tensor once)");

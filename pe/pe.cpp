@@ -16,7 +16,7 @@ uint32_t colour_bit(Colour c) { return 1u << c; }
 void Pe::check_program(const Program& program, const MachineSpec& spec, Coord coord) {
   if (program.local_tasks.size() > spec.local_task_ids)
     throw PeError("PE " + to_string(coord) + ": its program binds " + std::to_string(program.local_tasks.size()) +
-                  " local tasks, but a " + spec.name + " PE has " + std::to_string(spec.local_task_ids) + " task IDs for them");
+                  " local tasks, but a " + spec.name + " PE has " + std::to_string(spec.local_task_ids) + " task IDs for them (machine.local_task_ids)");
   if (program.microthreads > spec.microthreads)
     throw PeError("PE " + to_string(coord) + ": its program '" + program.name + "' has up to " + std::to_string(program.microthreads) +
                   " asynchronous ops in flight at once, but a " + spec.name + " PE has " + std::to_string(spec.microthreads) +
@@ -37,7 +37,7 @@ void Pe::check_program(const Program& program, const MachineSpec& spec, Coord co
     if (program.local_tasks.size() + data > spec.local_task_ids)
       throw PeError("PE " + to_string(coord) + ": its program binds " + std::to_string(program.local_tasks.size()) +
                     " local tasks and " + std::to_string(data) + " data tasks, but a " + spec.name + " PE has " +
-                    std::to_string(spec.local_task_ids) + " task IDs for both (a data task's ID is its colour)");
+                    std::to_string(spec.local_task_ids) + " task IDs for both (a data task's ID is its colour; machine.local_task_ids)");
   }
 }
 
@@ -46,11 +46,11 @@ void Pe::attach(Link* ramp_down, Link* ramp_up, std::vector<Colour> rx_colours,
   if (rx_colours.size() > spec.pe_input_queues)
     throw RouteError("PE " + to_string(coord) + " receives " + std::to_string(rx_colours.size()) +
                      " colours from its router (routes with tx RAMP), but a " + spec.name + " PE has " +
-                     std::to_string(spec.pe_input_queues) + " input queues");
+                     std::to_string(spec.pe_input_queues) + " input queues (machine.pe_input_queues)");
   if (tx_credits.size() > spec.pe_output_queues)
     throw RouteError("PE " + to_string(coord) + " sends on " + std::to_string(tx_credits.size()) +
                      " colours (routes with rx RAMP), but a " + spec.name + " PE has " +
-                     std::to_string(spec.pe_output_queues) + " output queues");
+                     std::to_string(spec.pe_output_queues) + " output queues (machine.pe_output_queues)");
   if (program) check_program(*program, spec, coord);
   ramp_down_ = ramp_down;
   ramp_up_ = ramp_up;
@@ -115,7 +115,7 @@ bool Pe::idle() const {
   return true;
 }
 
-std::string Pe::waiting_on() const {
+std::string Pe::waiting_on(Cycle now) const {
   if (idle()) return "";
   std::string out;
   auto add = [&](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
@@ -135,7 +135,33 @@ std::string Pe::waiting_on() const {
     const int k = std::countr_zero(m);
     op_wait(uts_[size_t(k)], "microthread " + std::to_string(k));
   }
-  if (fifo_count_) add(std::to_string(fifo_count_) + " ops or task actions queued behind it");
+  // A task's own work (its receive, memory ops) holds the main thread before what it queued.
+  if (!main_active_ && busy_until_ > now && (fifo_count_ || local_pending_))
+    add("main thread busy with " + task_label(last_task_.local, uint8_t(last_task_.colour)) + (last_task_.op ? " (@" + std::string(last_task_.op) + ")" : "") +
+        " until cycle " + std::to_string(busy_until_));
+  if (fifo_count_) {
+    // The queue by name, first items first: "queued behind it" alone said nothing of which task's
+    // multiply-adds were still to come.
+    constexpr size_t kNamed = 3;
+    std::string items;
+    for (size_t i = 0; i < std::min<size_t>(fifo_count_, kNamed); ++i) {
+      const MainItem& item = fifo_[(fifo_head_ + i) % fifo_.size()];
+      const std::string task = task_label(item.task.kind == TaskRef::Local, item.task.id);
+      std::string what;
+      switch (item.kind) {
+        case MainItem::Op:
+          what = "@" + std::string(item.op.op.name) + " (" + task_label(item.op.task_local, item.op.task) + ", " +
+                 std::to_string(item.op.op.length) + " elements)";
+          break;
+        case MainItem::Activate: what = "activate " + task; break;
+        case MainItem::Block: what = "block " + task; break;
+        case MainItem::Unblock: what = "unblock " + task; break;
+      }
+      items += (items.empty() ? "" : ", ") + what;
+    }
+    if (fifo_count_ > kNamed) items += ", and " + std::to_string(fifo_count_ - kNamed) + " more";
+    add(std::to_string(fifo_count_) + (fifo_count_ == 1 ? " item" : " items") + " queued for the main thread: " + items);
+  }
   if (const uint32_t blocked = local_pending_ & local_blocked_) add("local task(s) activated but blocked: mask " + std::to_string(blocked));
   for (const PeInputQueue& q : queues_) {
     if (!q.count) continue;

@@ -188,8 +188,9 @@ class alignas(64) Pe {
     activity_seen_ = 0;
   }
   bool idle() const;
-  // What this PE waits for, in a line for a hang diagnosis ("" when idle).
-  std::string waiting_on() const;
+  // What this PE waits for at cycle `now`, in a line for a hang or cycle-limit diagnosis ("" when
+  // idle): its running ops, the main thread's own work, and what is queued behind them, by name.
+  std::string waiting_on(Cycle now) const;
 
   // Read-only views for observers (activity dumps, traces).
   Cycle busy_until() const { return busy_until_; }

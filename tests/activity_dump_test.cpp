@@ -447,6 +447,10 @@ TEST(ActivityDump, LongNamesAndNamesGivenTwiceAreRefused) {
   EXPECT_EQ(load_dump_view(write("name256.wsad", dump_bytes(4, 3, 2, 1, 10, 0, std::string(256, 'm')))).pe_metrics.size(), 1u);
   expect_usage_error(write("name257.wsad", dump_bytes(4, 3, 2, 1, 10, 0, std::string(257, 'm'))), "a name of 257 bytes (at most 256 expected)");
   expect_usage_error(write("twice.wsad", dump_bytes(4, 3, 2, 1, 10, 0, "fmac_cycles", 2)), "PE metric 'fmac_cycles' given twice");
+  // A name holding an escape reached the terminal raw in `wse viz`'s list of metrics (an error
+  // audit, forty-fourth round): no name wse writes holds a control byte.
+  expect_usage_error(write("escape.wsad", dump_bytes(4, 3, 2, 1, 10, 0, "x\x1b[2J")), "a name holding a control byte: 'x\\x1b[2J'");
+  expect_usage_error(write("newline.wsad", dump_bytes(4, 3, 2, 1, 10, 0, "two\nlines")), "'two\\x0alines'");
 }
 
 }  // namespace

@@ -439,6 +439,53 @@ TEST(ClusterStepTime, AMixedPrecisionBatchEntersAtTwoValuesAWordsTime) {
   EXPECT_LT(full, 8192.0 * 1.05);
 }
 
+// A cause that goes on after what its effect waited on was done: a SwarmX reduce ends before
+// the wafer pass whose gradient it adds (the pass's dX tail follows its last dW byte). The pass's
+// segment ends where the reduce stopped waiting on it. (The pass was dropped as the reduce's
+// cause, and the whole step before it, 63,617 cycles of the wafer's, charged to the reduce: a
+// scale audit, forty-fourth round.)
+TEST(ClusterStepTime, ACauseThatOutlastsItsEffectEndsItsSegmentWhereTheEffectStoppedWaiting) {
+  ActorTimeline wafer{"wafer 0", {{"fc2 bwd", 0, 100, 500, kNoSpan}}};
+  ActorTimeline sx{"swarmx 0.0", {{"reduce fc2", 0, 300, 450, SpanId(0) << 32, 440}}};
+  ActorTimeline up{"MemoryX", {{"update fc2", 0, 460, 600, SpanId(1) << 32}}};
+  const Timeline tl({&wafer, &sx, &up});
+  const std::vector<CriticalSegment> path = tl.critical_path(SpanId(2) << 32, 50);
+  ASSERT_EQ(path.size(), 3u);
+  EXPECT_EQ(path[0].what, "fc2 bwd");
+  EXPECT_EQ(path[0].from, 50u);
+  EXPECT_EQ(path[0].to, 440u);
+  EXPECT_EQ(path[1].from, 440u);
+  EXPECT_EQ(path[1].to, 450u);
+  EXPECT_EQ(path[2].from, 450u);
+  EXPECT_EQ(path[2].to, 600u);
+}
+
+// The same in a run: MemoryX's updates slowed to 10 B/cycle make the step wait on them, after
+// each layer's reduce. The wafer's passes before the last reduce are on the path, and no segment
+// of a reduce is longer than its span.
+TEST(ClusterStepTime, AnUpdateBoundStepKeepsTheWafersPassesOnItsPath) {
+  ClusterConfig c = cluster_config(base_config(1));
+  c.machine.memoryx_update_bytes_per_cycle = 10;
+  const Training t = train(c, 2);
+  const nlohmann::json& by = t.timeline["critical_cycles_by_actor"];
+  EXPECT_GT(by.value("wafer 0", uint64_t(0)), 0u) << by.dump();
+  std::map<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>> spans;
+  for (const auto& [actor, list] : t.timeline["spans"].items())
+    for (const auto& sp : list) spans[{actor, sp[0].get<std::string>()}] = {sp[1].get<uint64_t>(), sp[2].get<uint64_t>()};
+  uint64_t on_path = 0;
+  bool reduce = false;
+  for (const auto& seg : t.timeline["critical_path"]) {
+    on_path += seg["cycles"].get<uint64_t>();
+    const std::string what = seg["what"];
+    if (what.rfind("reduce", 0) != 0) continue;
+    reduce = true;
+    const auto span = spans.at({seg["actor"], what});
+    EXPECT_LE(seg["cycles"].get<uint64_t>(), span.second - span.first) << what << " in " << t.timeline["critical_path"].dump();
+  }
+  EXPECT_TRUE(reduce) << t.timeline["critical_path"].dump();
+  EXPECT_EQ(on_path, t.steps.back().cycles);
+}
+
 // A span that ends at the boundary belongs to the step before: the path starts after it.
 TEST(ClusterStepTime, ASpanEndingAtTheBoundaryIsNotOnThePath) {
   ActorTimeline user{"user node", {{"begin step 2", 0, 50, 50, kNoSpan}}};

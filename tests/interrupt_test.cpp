@@ -14,6 +14,8 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <tuple>
+#include <utility>
 
 #include "cli_support.hpp"
 
@@ -38,10 +40,13 @@ std::string slurp(const fs::path& p) {
 }
 
 // Runs `wse run config --out out` as a child that stops itself after `stop_step` (0: in the final
-// test pass, after its first batch), then sends it `sig` and lets it go on. With `ignored`, the
-// child starts with `sig` ignored, as a background job of a non-interactive shell starts with
-// SIGINT. Returns its exit status and what it printed.
-Output interrupted_run(const fs::path& config, const std::string& out, int stop_step, int sig, bool ignored = false) {
+// test pass, after its first batch; kInReport: once the run has ended, before its report), then
+// sends it `sig` (and `then`, a second signal, both pending as it goes on: handled in order of
+// their numbers) and lets it go on. With `ignored`, the child starts with `sig` ignored, as a
+// background job of a non-interactive shell starts with SIGINT. Returns its exit status and what
+// it printed.
+constexpr int kInReport = -1;
+Output interrupted_run(const fs::path& config, const std::string& out, int stop_step, int sig, bool ignored = false, int then = 0) {
   int pipe_fd[2];
   EXPECT_EQ(pipe(pipe_fd), 0);
   const pid_t pid = fork();
@@ -49,8 +54,9 @@ Output interrupted_run(const fs::path& config, const std::string& out, int stop_
     dup2(pipe_fd[1], STDOUT_FILENO);
     dup2(pipe_fd[1], STDERR_FILENO);
     close(pipe_fd[0]);
-    if (stop_step) setenv("WSE_TEST_STOP_AFTER_STEP", std::to_string(stop_step).c_str(), 1);
-    else setenv("WSE_TEST_STOP_IN_FINAL_TEST_PASS", "1", 1);
+    if (stop_step > 0) setenv("WSE_TEST_STOP_AFTER_STEP", std::to_string(stop_step).c_str(), 1);
+    else if (stop_step == 0) setenv("WSE_TEST_STOP_IN_FINAL_TEST_PASS", "1", 1);
+    else setenv("WSE_TEST_STOP_IN_REPORT", "1", 1);
     if (ignored) signal(sig, SIG_IGN);  // kept across exec
     execl(WSE_BINARY, WSE_BINARY, "run", config.c_str(), "--threads", "2", "--out", out.c_str(), (char*)nullptr);
     _exit(127);
@@ -60,6 +66,7 @@ Output interrupted_run(const fs::path& config, const std::string& out, int stop_
   EXPECT_EQ(waitpid(pid, &status, WUNTRACED), pid);
   EXPECT_TRUE(WIFSTOPPED(status)) << "the child should have stopped itself after step " << stop_step;
   kill(pid, sig);      // pending while it is stopped ...
+  if (then) kill(pid, then);
   kill(pid, SIGCONT);  // ... and handled as it goes on
   std::string text;
   std::array<char, 4096> buf;
@@ -224,6 +231,32 @@ TEST(Interrupt, ResumeRefusesWhatItCannotFinish) {
   EXPECT_NE(lr.text.find("but this config changes:\n  field 'mesh': 2x2, but the run had 4x2\n  field 'optimizer.lr': 0.5, but the run had 0.01\n  field 'weights.seed': 4, but the run had 1\n"),
             std::string::npos) << lr.text;
   EXPECT_NE(lr.text.find("set training.resume_from in the config instead"), std::string::npos) << lr.text;
+  // The data by content: the test set as the training set and the other way round (the same
+  // sizes), or a test set of another size, resumed with exit 0 and other numbers (an interrupt
+  // audit, forty-fourth round). Refused by the run and by --validate_only, the digests named.
+  const fs::path swapped = wse::test::fresh_dir(dir() / "swapped");
+  fs::create_directories(swapped);
+  const fs::path data = "/usr/share/datasets/fashion-mnist";
+  for (const auto& [to, from] : {std::pair<std::string, std::string>{"train-images-idx3-ubyte.gz", "t10k-images-idx3-ubyte.gz"},
+                                 {"train-labels-idx1-ubyte.gz", "t10k-labels-idx1-ubyte.gz"},
+                                 {"t10k-images-idx3-ubyte.gz", "train-images-idx3-ubyte.gz"},
+                                 {"t10k-labels-idx1-ubyte.gz", "train-labels-idx1-ubyte.gz"}})
+    fs::create_symlink(data / from, swapped / to);
+  std::string other_data = kConfig;
+  other_data.replace(other_data.find("data: {"), 7, "data: {dir: " + swapped.string() + ", ");
+  std::string more_tests = kConfig;
+  more_tests.replace(more_tests.find("eval_samples: 32"), 16, "eval_samples: 48");
+  for (const auto& [name, yaml, field] : {std::tuple<std::string, std::string, std::string>{"swapped.yaml", other_data, "field 'data.train_set': 160 samples of 784 features, digest "},
+                                          {"more_tests.yaml", more_tests, "field 'data.test_set': 48 samples of 784 features, digest "}}) {
+    const fs::path c = wse::test::write_file(dir() / name, yaml);
+    for (const std::string& mode : {std::string(" --validate_only"), " --out " + wse::test::fresh_dir(dir() / "x_data").string()}) {
+      Output o = wse("run " + c.string() + " --resume " + (cut / "checkpoints" / "step_2.safetensors").string() + mode);
+      EXPECT_EQ(o.code, 2) << name << mode << "\n" << o.text;
+      EXPECT_NE(o.text.find("but this config's data differ:\n  field 'data."), std::string::npos) << name << mode << "\n" << o.text;
+      EXPECT_NE(o.text.find(field), std::string::npos) << name << mode << "\n" << o.text;
+      EXPECT_NE(o.text.find(", but the run had 32 samples of 784 features, digest "), std::string::npos) << name << mode << "\n" << o.text;
+    }
+  }
   // --overwrite of the directory the checkpoint is in would delete it first: refused.
   Output self = wse("run " + cfg.string() + " --resume " + (cut / "checkpoints" / "step_2.safetensors").string() + " --overwrite --out " +
                     cut.string());
@@ -243,6 +276,83 @@ TEST(Interrupt, ResumeRefusesWhatItCannotFinish) {
   EXPECT_EQ(into.code, 2) << into.text;
   EXPECT_NE(into.text.find("(training.checkpoint_dir) would remove"), std::string::npos) << into.text;
   EXPECT_TRUE(fs::exists(ckd / "step_2.safetensors"));
+  // And a checkpoint_dir that is --out itself: --validate_only said "valid" to what the run
+  // refused (a review, forty-fourth round); both refuse it now.
+  const fs::path both = wse::test::fresh_dir(dir() / "ck_is_out");
+  std::string in_out = kConfig;
+  in_out.replace(in_out.find("max_steps: 10"), 13, "max_steps: 2, checkpoint_dir: " + both.string());
+  ASSERT_EQ(wse("run " + wse::test::write_file(dir() / "ck_is_out1.yaml", in_out).string() + " --out " + both.string()).code, 0);
+  std::string again = in_out;
+  again.replace(again.find("max_steps: 2"), 12, "max_steps: 1, resume_from: " + (both / "step_2.safetensors").string());
+  const fs::path again_cfg = wse::test::write_file(dir() / "ck_is_out2.yaml", again);
+  for (const char* mode : {" --validate_only", ""}) {
+    Output o = wse("run " + again_cfg.string() + " --overwrite --out " + both.string() + mode);
+    EXPECT_EQ(o.code, 2) << mode << "\n" << o.text;
+    EXPECT_NE(o.text.find("--overwrite " + both.string() + " would remove " + (both / "step_2.safetensors").string()), std::string::npos)
+        << mode << "\n" << o.text;
+    EXPECT_TRUE(fs::exists(both / "step_2.safetensors"));
+  }
+}
+
+// A signal while the report was written (the last tenth of a second of a finished run) ended the
+// process with no report.json and nothing printed, and the run, every step done, could not be
+// resumed to get it (an interrupt audit, forty-fourth round). It now waits for the report.
+TEST(Interrupt, ASignalWhileTheReportIsWrittenWaitsForIt) {
+  const fs::path cfg = wse::test::write_file(dir() / "train_report.yaml", kConfig);
+  const fs::path out = wse::test::fresh_dir(dir() / "in_report");
+  Output c = interrupted_run(cfg, out.string(), kInReport, SIGTERM);
+  EXPECT_EQ(c.code, 0) << c.text;
+  EXPECT_NE(c.text.find("SIGTERM: the run has ended; writing its report, then exiting"), std::string::npos) << c.text;
+  ASSERT_TRUE(fs::exists(out / "report.json")) << c.text;
+  const nlohmann::json r = nlohmann::json::parse(slurp(out / "report.json"));
+  EXPECT_FALSE(r.contains("interrupted"));
+  EXPECT_EQ(r["test_samples"], 32);
+}
+
+// A second signal stops at once, and says which checkpoint to resume from: with --overwrite the
+// folder may also hold a previous run's later ones ("the last checkpoint written" named none).
+TEST(Interrupt, ASecondSignalNamesTheCheckpointToResumeFrom) {
+  std::string every = kConfig;
+  every.replace(every.find("max_steps: 10"), 13, "max_steps: 10, checkpoint_every: 1");
+  const fs::path cfg = wse::test::write_file(dir() / "train_twice.yaml", every);
+  const fs::path out = wse::test::fresh_dir(dir() / "twice");
+  // (Which of the two the kernel hands over first is its choice: the second ends the process.)
+  auto by_the_second = [](int code) { return code == 1000 + SIGTERM || code == 1000 + SIGINT; };
+  Output c = interrupted_run(cfg, out.string(), 3, SIGINT, false, SIGTERM);
+  EXPECT_TRUE(by_the_second(c.code)) << c.code << "\n" << c.text;
+  // (Stopped right after step 3, before its checkpoint: step 2's is the last written.)
+  EXPECT_NE(c.text.find("wse: stopping at once; resume from the last checkpoint written: " + (out / "checkpoints" / "step_2.safetensors").string() + "\n"),
+            std::string::npos) << c.text;
+  // Without checkpoints of its own (the last step only), it says there is none.
+  const fs::path none = wse::test::fresh_dir(dir() / "twice_none");
+  c = interrupted_run(wse::test::write_file(dir() / "train_twice_none.yaml", kConfig), none.string(), 3, SIGINT, false, SIGTERM);
+  EXPECT_TRUE(by_the_second(c.code)) << c.code << "\n" << c.text;
+  EXPECT_NE(c.text.find("wse: stopping at once; no checkpoint of this run was written"), std::string::npos) << c.text;
+}
+
+}  // namespace
+
+namespace {
+
+// The resume command, pasted into a shell as printed: a space in the config's or --out's path
+// split it into other arguments (an interrupt audit, forty-fourth round). Words a shell would
+// split are quoted, and the command runs.
+TEST(Interrupt, TheResumeCommandReadsBackInAShell) {
+  const fs::path spaced = wse::test::fresh_dir(dir() / "with space");
+  fs::create_directories(spaced);
+  const fs::path cfg = wse::test::write_file(spaced / "my cfg.yaml", kConfig);
+  const fs::path out = spaced / "run 'one'";
+  Output c = interrupted_run(cfg, out.string(), 2, SIGINT);
+  ASSERT_EQ(c.code, 128 + SIGINT) << c.text;
+  const std::string mark = "wse: to finish this run: wse run ";
+  const size_t at = c.text.find(mark);
+  ASSERT_NE(at, std::string::npos) << c.text;
+  const std::string args = c.text.substr(at + mark.size(), c.text.find('\n', at) - at - mark.size());
+  EXPECT_NE(args.find("'" + cfg.string() + "'"), std::string::npos) << args;
+  EXPECT_NE(args.find("--out '" + spaced.string() + "/run '\\''one'\\''_resumed'"), std::string::npos) << args;
+  Output r = wse::test::shell(std::string(WSE_BINARY) + " run " + args);
+  EXPECT_EQ(r.code, 0) << args << "\n" << r.text;
+  EXPECT_TRUE(fs::exists(spaced / "run 'one'_resumed" / "report.json")) << r.text;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -265,7 +266,15 @@ TEST(OutputDir, AFailedOverwriteKeepsWhatItHadNotReplacedAndRecordsBothRuns) {
   try {
     OutputDir failed(d, {"--out", true, false, ""});
     failed.subdir("checkpoints");
+    // A file the previous run had in a folder is listed already: the record is not rewritten for
+    // it (it was, whole and fsynced, for each frame of a `viz --overwrite`: a review, forty-fourth
+    // round). A rewrite is a rename onto the record: another inode.
+    struct stat before{}, after{};
+    ASSERT_EQ(::stat((d / ".wse-run").c_str(), &before), 0);
     write_file_atomic(failed.entry_in("checkpoints", "step_1.safetensors"), "new 1", "checkpoint");
+    ASSERT_EQ(::stat((d / ".wse-run").c_str(), &after), 0);
+    EXPECT_EQ(before.st_ino, after.st_ino);
+    EXPECT_EQ(before.st_size, after.st_size);
     failed.entry("report.json");  // claimed, then its write fails
     throw OutputError("report: cannot write it: File too large");
   } catch (const OutputError&) {

@@ -13,6 +13,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <tuple>
 
 #include "cli_support.hpp"
 
@@ -531,6 +532,13 @@ TEST(ReliabilityCli, CommandLineMistakesAreRefusedByName) {
       {"run --threads 1 --layer fc1 --validate_only " + gemv, "--layer is not an option of `wse run`"},
       {"baseline --threads 1 --out " + out + " " + train, "--threads is not an option of `wse baseline`"},
       {"viz --metric '' " + gemv, "--metric: expected a value, got an empty string"},
+      // The parser's own errors in wse's form, once: "config is required" came without "wse:
+      // error:" and with a second line, and an option before the command was "A subcommand is
+      // required" (an error audit, forty-fourth round).
+      {"run --threads 1", "wse: error: config is required (wse run --help)"},
+      {"--bogus run " + gemv, "wse: error: '--bogus' before a command: wse takes a command first"},
+      {"--threads 2 run " + gemv, "wse: error: '--threads' before a command"},
+      {"trace --threads 1 --colours 3,5,3 --out " + out + " " + gemv, "--colours '3,5,3': colour 3 is given twice; give it once"},
   };
   for (const Case& c : cases) {
     Output o = wse(c.args);
@@ -542,11 +550,25 @@ TEST(ReliabilityCli, CommandLineMistakesAreRefusedByName) {
     if (c.message.find("is not an option of") != std::string::npos) {
       EXPECT_EQ(o.text.find("not expected"), std::string::npos) << o.text;
     }
+    EXPECT_EQ(o.text.find("Run with --help"), std::string::npos) << "a second line for one mistake:\n" << o.text;
   }
   EXPECT_FALSE(fs::exists(out)) << "a refused command left its --out";
   Output v = wse("--version");
   EXPECT_EQ(v.code, 0) << v.text;
   EXPECT_EQ(v.text.rfind("wse ", 0), 0u) << v.text;
+}
+
+// On a terminal an error starts a line of its own: the run's progress line ("cycle 0 (stops at
+// 20)  0s in", drawn since a run draws it at its start) was left, and the error printed after it
+// on the same line (a review, forty-fourth round). Under script(1), a pseudo-terminal.
+TEST(ReliabilityCli, AnErrorOnATerminalStartsALineOfItsOwn) {
+  const fs::path cfg = config("lim_tty.yaml", "machine: wse2\nmesh: {width: 4, height: 4}\ngemv: {rows: 16, cols: 16}\nrun: {max_cycles: 20}\n");
+  Output o = wse::test::shell("script -qec '" + std::string(WSE_BINARY) + " run " + cfg.string() + " --out " + (dir() / "lim_tty").string() +
+                              "' /dev/null");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("(stops at 20)"), std::string::npos) << "no progress line was drawn: not the case this is about\n" << o.text;
+  EXPECT_NE(o.text.find("\r\033[Kwse: error: run stopped at run.max_cycles = 20"), std::string::npos) << o.text;
+  EXPECT_EQ(o.text.find(" inwse: error"), std::string::npos) << o.text;
 }
 
 // `wse trace` stopped by SIGTERM while it writes its trace: the process ends by the signal, as
@@ -766,7 +788,7 @@ TEST(ReliabilityCli, ConfigValuesThatCannotWorkAreRefusedByName) {
        "field 'machine.memoryx_bytes_per_cycle': expected a number in [1e-06, 1e+09], got '1e10'"},
       {"rate_lo.yaml", "machine: {preset: wse2, swarmx_link_bytes_per_cycle: 1e-7}\n",
        "field 'machine.swarmx_link_bytes_per_cycle': expected a number in [1e-06, 1e+09], got '1e-7'"},
-      {"quoted.yaml", "swarmx: {fanout: \"4\"}\n", "field 'swarmx.fanout': expected a positive integer, got the quoted string '4'"},
+      {"quoted.yaml", "swarmx: {fanout: \"4\"}\n", "field 'swarmx.fanout': expected an integer in [2, 64], got the quoted string '4'"},
       {"quoted_m.yaml", "machine: {preset: wse2, clock_hz: '850e6'}\n", "field 'machine.clock_hz': expected a number, got the quoted string '850e6'"},
       // Init parameters each within fp32's range whose weights are not: an overflow was reported as
       // a "checkpoint" error with no field, and weights beyond fp16's range (mixed precision streams
@@ -935,9 +957,50 @@ TEST(ReliabilityCli, ResumeRefusesAPlanLongerThanTheConfigs) {
   EXPECT_NE(o.text.find("field '__metadata__.run_end_step': 1000000000000 leaves 999999999997 steps after its step 3, more than a whole run"),
             std::string::npos) << o.text;
   EXPECT_EQ(o.text.find("step     4"), std::string::npos) << "trained before noticing:\n" << o.text;
+  // --validate_only refuses it as the run does: it said "valid" (an error audit, forty-fourth round).
+  o = wse("run " + cfg.string() + " --resume " + ck.string() + " --validate_only");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("field '__metadata__.run_end_step': 1000000000000 leaves 999999999997 steps"), std::string::npos) << o.text;
+  // So is a config that loads other samples than the checkpoint's run trained on, by both.
+  const std::string step3 = (out / "checkpoints" / "step_3.safetensors").string();
+  std::string more = kTrain;
+  more.replace(more.find("train_samples: 96"), 17, "train_samples: 112");
+  const fs::path other = config("train_r112.yaml", more);
+  for (const std::string& mode : {std::string(" --validate_only"), " --out " + wse::test::fresh_dir(dir() / "resume_112").string()}) {
+    o = wse("run " + other.string() + " --resume " + step3 + mode);
+    EXPECT_EQ(o.code, 2) << mode << "\n" << o.text;
+    EXPECT_NE(o.text.find("came from trained on 96 samples, this config loads 112 (field 'data.train_samples'"), std::string::npos)
+        << mode << "\n" << o.text;
+  }
+  // A step at 2^48, where the cluster numbers its evaluation batches, was taken and then failed on
+  // the cluster's own message ("InputBatch ... field 'eval' contradicts the step it belongs to").
+  // Now the checkpoint's field is named, by --resume and resume_from alike; 2^47 - 1 is taken.
+  auto with_step = [&](const std::string& name, const std::string& step, const std::string& end) {
+    nlohmann::json h = nlohmann::json::parse(bytes.substr(8, header_len));
+    h["__metadata__"]["step"] = step;
+    h["__metadata__"]["run_end_step"] = end;
+    std::string t = h.dump();
+    while (t.size() % 8) t += ' ';
+    const uint64_t n = t.size();
+    std::string b(reinterpret_cast<const char*>(&n), 8);
+    b += t + bytes.substr(8 + header_len);
+    return wse::test::write_file(dir() / name, b);
+  };
+  const fs::path far = with_step("step_2_48.safetensors", "281474976710656", "281474976710658");
+  o = wse("run " + cfg.string() + " --resume " + far.string() + " --validate_only");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("field '__metadata__.step': 281474976710656 is beyond the largest step a run reaches (140737488355327, 2^47 - 1)"),
+            std::string::npos) << o.text;
+  std::string from = kTrain;
+  from.replace(from.find("training: {"), 11, "training: {resume_from: " + far.string() + ", ");
+  o = wse("run " + config("train_from_far.yaml", from).string() + " --validate_only");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("field '__metadata__.step': 281474976710656 is beyond"), std::string::npos) << o.text;
+  const fs::path last = with_step("step_2_47.safetensors", "140737488355327", "140737488355329");
+  o = wse("run " + cfg.string() + " --resume " + last.string() + " --validate_only");
+  EXPECT_EQ(o.code, 0) << o.text;
   // The checkpoint as written resumes.
-  EXPECT_EQ(wse("run " + cfg.string() + " --resume " + (out / "checkpoints" / "step_3.safetensors").string() + " --out " +
-                wse::test::fresh_dir(dir() / "resume_ok").string()).code, 0);
+  EXPECT_EQ(wse("run " + cfg.string() + " --resume " + step3 + " --out " + wse::test::fresh_dir(dir() / "resume_ok").string()).code, 0);
 }
 
 // wse baseline starts from the config's initial weights: a resume_from it would ignore is refused;
@@ -956,6 +1019,24 @@ TEST(ReliabilityCli, BaselineRefusesAResumeFromItWouldIgnore) {
   EXPECT_EQ(o.code, 2) << o.text;
   EXPECT_NE(o.text.find("this baseline needs"), std::string::npos) << o.text;
   EXPECT_FALSE(fs::exists(dir() / "bl_wide"));
+  // What `wse run` refuses for the wafer's layout, the baseline refuses in the same words: it
+  // trained a batch of 16 over 3 wafers, and a mesh of more PE rows than a wafer's samples, while
+  // the run it is set beside could not be made (an error audit, forty-fourth round).
+  std::string split = kTrain;
+  split.replace(split.find("training: {"), 11, "training: {num_csx: 3, ");
+  std::string tall = kTrain;
+  tall.replace(tall.find("height: 2"), 9, "height: 32");
+  for (const auto& [name, yaml, message] :
+       {std::tuple<std::string, std::string, std::string>{"bl_split.yaml", split, "field 'training.batch_size': 16 does not split evenly over num_csx = 3 wafers"},
+        {"bl_tall.yaml", tall, "the mesh has 32 PE rows but each wafer gets only 16 samples"}}) {
+    const fs::path c = config(name, yaml);
+    for (const char* command : {"baseline", "run"}) {
+      o = wse(std::string(command) + " " + c.string() + " --out " + (dir() / "bl_layout").string());
+      EXPECT_EQ(o.code, 2) << command << " " << name << "\n" << o.text;
+      EXPECT_NE(o.text.find(message), std::string::npos) << command << " " << name << "\n" << o.text;
+      EXPECT_FALSE(fs::exists(dir() / "bl_layout"));
+    }
+  }
 }
 
 }  // namespace

@@ -260,6 +260,18 @@ TEST(StreamValidation, AGradientStreamsEveryFieldSurvivesARoundTrip) {
     const std::string shown = testing::internal::GetCapturedStdout();
     EXPECT_NE(shown.find("layer fc2 (#1) step 77 wafer 3, "), std::string::npos) << shown;
   }
+  // A layer name holding an escape was printed raw, acting on the terminal (an error audit,
+  // forty-fourth round): shown as \xNN, as a config's text is.
+  GradientMessage g;
+  g.layer = "fc1\x1b[31m", g.rows = 1, g.cols = 1, g.values = {1.0f};
+  const std::filesystem::path file = test::process_scratch() / "escape.wsgs";
+  const SharedBuffer bytes = encode_gradient_stream(g);
+  test::write_file(file, std::string(bytes->begin(), bytes->end()));
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(inspect_stream_file(file), 0);
+  const std::string shown = testing::internal::GetCapturedStdout();
+  EXPECT_NE(shown.find("layer fc1\\x1b[31m (#0)"), std::string::npos) << shown;
+  EXPECT_EQ(shown.find('\x1b'), std::string::npos) << "an escape byte reached standard output";
 }
 
 // An InputBatch against what its wafer expects: a label must name one of the model's classes.

@@ -234,6 +234,12 @@ TEST(TrainCli, TheDetailBlockHasTheSameKeysWhateverThePolicy) {
     }
   }
   EXPECT_NE(n["projected"]["how"].get<std::string>().find("no step ran cycle by cycle"), std::string::npos);
+  // The SRAM high water too: with no step on the PEs it was their variables' 136 bytes, read as the
+  // model's need (a scale audit, forty-fourth round); with one, the plan's peak.
+  const nlohmann::json rn = nlohmann::json::parse(std::ifstream(none / "report.json"));
+  const nlohmann::json ra = nlohmann::json::parse(std::ifstream(all / "report.json"));
+  EXPECT_TRUE(rn["sram_high_water_bytes"].is_null()) << rn["sram_high_water_bytes"];
+  EXPECT_GT(ra["sram_high_water_bytes"].get<uint32_t>(), 1000u) << ra["sram_high_water_bytes"];
 }
 
 // With the output layer's weights kept on the wafer, its backward pass takes no bytes from
@@ -309,6 +315,50 @@ TEST(TrainCli, ThePlansPeakIsItsLargestPEs) {
   Output v = wse("run " + file.string() + " --validate_only");
   ASSERT_EQ(v.code, 0) << v.text;
   EXPECT_NE(v.text.find("peak SRAM per PE " + std::to_string(largest) + " of 49152 bytes"), std::string::npos) << v.text;
+}
+
+// A refusal's advice is one a user can follow (a scale audit, forty-fourth round): "use more PE
+// columns" was given where no width of the machine would do (a layer's whole-width buffer, a
+// sparse slice beyond 16 bits on 750 columns), and "more PE rows or a smaller batch" at one sample
+// per PE row. Where more columns do help, the fewest that fit is named, and checked here by
+// running both it and one fewer.
+TEST(TrainCli, ARefusalsAdviceIsOneTheMachineAllows) {
+  auto validate = [](const std::string& name, const std::string& machine, const std::string& layers, uint32_t width, const std::string& extra = "") {
+    const std::string yaml = "machine: " + machine + "\nmesh: {width: " + std::to_string(width) + ", height: 1}\nkernel: fc_train\nmodel: {layers: " +
+                             layers + "}\ndata: {train_samples: 16, eval_samples: 0}\ntraining: {batch_size: 1}\n" + extra;
+    return wse("run " + write(name, yaml).string() + " --validate_only");
+  };
+  // fc1's accumulator holds every one of its 13,000 outputs on every PE: no width fits it.
+  Output o = validate("advice_acc.yaml", "wse2", "[784, 13000, 10]", 4);
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("even one sample per PE row does not fit, on 4 PE columns or on any number of them a wse2 has (at most 750): a smaller "
+                        "model (model.layers) or more SRAM per PE (machine.sram_bytes_per_pe)"), std::string::npos) << o.text;
+  // 784 -> 6000 fits on some width: the one named fits, one fewer does not.
+  o = validate("advice_cols.yaml", "wse2", "[784, 6000, 10]", 2);
+  ASSERT_EQ(o.code, 2) << o.text;
+  const std::string use = "even one sample per PE row does not fit on 2 PE columns: use at least ";
+  const size_t at = o.text.find(use);
+  ASSERT_NE(at, std::string::npos) << o.text;
+  const uint32_t named = uint32_t(std::stoul(o.text.substr(at + use.size())));
+  EXPECT_EQ(validate("advice_cols_n.yaml", "wse2", "[784, 6000, 10]", named).code, 0) << named;
+  EXPECT_EQ(validate("advice_cols_n1.yaml", "wse2", "[784, 6000, 10]", named - 1).code, 2) << named;
+  // Sparse: 784 -> 1000 on 4 columns is 197 rows x 1000 positions; 61 + 1 rows fit 16 bits at 13
+  // columns (784 / 13 rounds up to 61, the east-most one's bias row besides), 66 + 1 at 12 do not.
+  const std::string sparse = "weights: {encoding: sparse}\nsparsity: {sparsity: 0.5}\n";
+  o = validate("advice_sparse.yaml", "wse2", "[784, 1000, 10]", 4, sparse);
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("beyond the 16-bit index of a sparse wavelet; use at least 13 PE columns (mesh.width)"), std::string::npos) << o.text;
+  // fc2, 8192 -> 8192 sparse: 11 + 1 rows of 8,192 positions even on 750 columns.
+  o = validate("advice_sparse_wide.yaml", "{preset: wse2, sram_bytes_per_pe: 16777216}", "[784, 8192, 8192, 10]", 750, sparse);
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("layer fc2 (8192 -> 8192): a column's weight slice has 98304 positions"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("no number of PE columns a wse2 has (at most 750) takes it sparse: dense weight streams (weights.encoding: dense)"),
+            std::string::npos) << o.text;
+  // A DSD beyond 65,535 elements at one sample per PE row: fewer rows or samples cannot help.
+  o = validate("advice_dsd.yaml", "{preset: wse2, sram_bytes_per_pe: 16777216}", "[784, 65536, 10]", 4);
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("for 1 sample per PE row make a vector of 65536 elements, beyond a DSD's 65,535 (a u16); one sample per PE row is the "
+                        "fewest: a narrower layer (model.layers)"), std::string::npos) << o.text;
 }
 
 TEST(TrainCli, TheBatchThatFitsCountsEveryWafer) {

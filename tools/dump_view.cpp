@@ -1,10 +1,13 @@
 #include "tools/dump_view.hpp"
 
+#include "core/shown.hpp"
+
 #include <fstream>
 #include <iterator>
 #include <set>
 
 #include "core/errors.hpp"
+#include "core/shown.hpp"
 #include "io/input_file.hpp"
 #include "io/memory_limit.hpp"
 #include "schemas/activity_dump_generated.h"
@@ -129,7 +132,11 @@ DumpView load_dump_view(const std::filesystem::path& path) {
   auto name = [&](const flatbuffers::String* text, const char* what) {
     if (text && text->size() > kMaxNameBytes)
       rd.fail(std::string("a ") + what + " of " + std::to_string(text->size()) + " bytes (at most " + std::to_string(kMaxNameBytes) + " expected)");
-    return str(text);
+    // Names reach the terminal, pictures' titles and the viewer's page: a control byte (an escape
+    // that would act on the terminal) is no name wse writes.
+    std::string s = str(text);
+    if (shown(s) != s) rd.fail(std::string("a ") + what + " holding a control byte: '" + shown(s) + "' (expected printable text)");
+    return s;
   };
   auto metric_frames = [&](const fb::Metric* m, size_t expect_frames, size_t count, const char* what,
                            auto&& store) {

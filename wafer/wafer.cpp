@@ -87,7 +87,7 @@ std::vector<std::string> Wafer::stuck(size_t max_lines, size_t* total) const {
         ++n;
       }
     if (pes_[t].program) {
-      std::string s = pes_[t].waiting_on();
+      std::string s = pes_[t].waiting_on(clock_);
       if (s.empty()) continue;
       if (lines.size() < max_lines) lines.push_back("PE " + to_string(pes_[t].coord) + ": " + s);
       ++n;

@@ -76,17 +76,29 @@ FcLayout::FcLayout(const FcModel& model, MeshShape mesh, const MachineSpec& mach
   rows_ = {batch_per_wafer_, p_};
   for (uint32_t f : model.layers) features_.push_back({f, q_});
   if (model.encoding == StreamEncoding::Sparse) {
+    // The most positions of a column's weight slice on `width` columns (both passes stream a
+    // column's K-slice rows, the east-most one's bias row too).
+    auto most_positions = [&](size_t l, uint32_t width) {
+      const Split k{model.layers[l], width};
+      uint64_t positions = 0;
+      for (uint32_t c = 0; c < width; ++c) positions = std::max(positions, uint64_t(k.size(c) + (c + 1 == width ? 1 : 0)) * model.layers[l + 1]);
+      return positions;
+    };
     for (size_t l = 0; l + 1 < model.layers.size(); ++l) {
-      uint64_t positions = 0;  // both passes stream a column's K-slice rows
-      for (uint32_t c = 0; c < q_; ++c)
-        positions = std::max(positions, uint64_t(features_[l].size(c) + (c + 1 == q_ ? 1 : 0)) * model.layers[l + 1]);
-      if (positions > 65536)
-        throw ConfigError(where + ": layer " + layer_name(l) + " (" + std::to_string(model.layers[l]) + " -> " + std::to_string(model.layers[l + 1]) +
-                          "): a column's weight slice has " + std::to_string(positions) +
-                          " positions, beyond the 16-bit index of a sparse wavelet; use more PE columns (mesh.width)");
+      const uint64_t positions = most_positions(l, q_);
+      if (positions <= 65536) continue;
+      // More columns help only up to the machine's width (a WSE-2's 750 were advised beyond it).
+      uint32_t enough = 0;
+      for (uint32_t w = q_ + 1; w <= machine.fabric_width && !enough; ++w)
+        if (most_positions(l, w) <= 65536) enough = w;
+      throw ConfigError(where + ": layer " + layer_name(l) + " (" + std::to_string(model.layers[l]) + " -> " + std::to_string(model.layers[l + 1]) +
+                        "): a column's weight slice has " + std::to_string(positions) + " positions, beyond the 16-bit index of a sparse wavelet; " +
+                        (enough ? "use at least " + std::to_string(enough) + " PE columns (mesh.width)"
+                                : "no number of PE columns a " + machine.name + " has (at most " + std::to_string(machine.fabric_width) +
+                                      ") takes it sparse: dense weight streams (weights.encoding: dense) or a narrower layer (model.layers)"));
     }
   }
-  check_sram_plan(machine.sram_bytes_per_pe);
+  check_sram_plan(machine);
   check_dsd_extents();
 }
 
@@ -111,9 +123,10 @@ void FcLayout::check_dsd_extents() const {
   for (uint32_t c = 0; c < q_; ++c) kn = std::max(kn, features_[0].size(c));
   consider(uint64_t(kn) * br, "a PE column's " + std::to_string(kn) + " input features");
   if (most > 0xffff)
-    throw ConfigError(model_.where + ": " + what + " for " + std::to_string(br) + " samples per PE row make a vector of " +
-                      std::to_string(most) + " elements, beyond a DSD's 65,535 (a u16); use more PE rows (mesh.height) or a smaller "
-                      "training.batch_size");
+    throw ConfigError(model_.where + ": " + what + " for " + std::to_string(br) + (br == 1 ? " sample" : " samples") + " per PE row make a vector of " +
+                      std::to_string(most) + " elements, beyond a DSD's 65,535 (a u16); " +
+                      (br > 1 ? "use more PE rows (mesh.height) or a smaller training.batch_size"
+                              : "one sample per PE row is the fewest: a narrower layer (model.layers)"));
 }
 
 std::vector<StreamSlice> FcLayout::stream_slices(size_t l) const {
@@ -127,7 +140,54 @@ uint64_t FcLayout::input_words(uint32_t r) const {
   return uint64_t(model_.layers[0]) * rows_.size(r) + rows_.size(r);  // features, then the east-most PE's labels
 }
 
-void FcLayout::check_sram_plan(uint32_t capacity) const {
+uint32_t FcLayout::sram_peak(uint32_t capacity) const {
+  // A PE's plan depends on its column only through its slices and whether it is the east-most,
+  // and on its row only through its batch rows: one PE of each class.
+  std::map<std::vector<uint32_t>, uint32_t> columns;
+  for (uint32_t c = 0; c < q_; ++c) {
+    std::vector<uint32_t> key = {c + 1 == q_ ? 1u : 0u};
+    for (const Split& f : features_) key.push_back(f.size(c));
+    columns.emplace(std::move(key), c);
+  }
+  std::map<uint32_t, uint32_t> rows;
+  for (uint32_t r = 0; r < p_; ++r) rows.emplace(rows_.size(r), r);
+  uint32_t worst = 0;
+  for (const auto& [br, r] : rows)
+    for (const auto& [key, c] : columns) {
+      NameTable names;
+      Sram sram;
+      sram.bind(nullptr, capacity);
+      sram.allocate({c, r}, names, names.intern("vars"), sizeof(FcVars));
+      FcSramSteps steps = sram_steps(geom(r, c), [&](const std::string& n, uint32_t bytes) { sram.allocate({c, r}, names, names.intern(n), bytes); },
+                                     [&](const std::string& n) { sram.free(names.intern(n)); });
+      steps.whole_step();
+      worst = std::max(worst, sram.high_water());
+    }
+  return worst;
+}
+
+namespace {
+// Set while a layout is built only to ask whether a mesh would fit: its refusals then skip the
+// advice (which would build such layouts in turn).
+thread_local bool g_probing = false;
+}  // namespace
+
+bool FcLayout::fits_one_row_per_pe(const MachineSpec& machine, uint32_t width) const {
+  FcModel one = model_;
+  one.batch_size = p_ * model_.num_csx;
+  g_probing = true;
+  bool fits = true;
+  try {
+    FcLayout probe(one, {width, p_}, machine);
+  } catch (const ConfigError&) {
+    fits = false;
+  }
+  g_probing = false;
+  return fits;
+}
+
+void FcLayout::check_sram_plan(const MachineSpec& machine) const {
+  const uint32_t capacity = machine.sram_bytes_per_pe;
   auto peak = [&](uint32_t r, uint32_t c, uint32_t br) -> std::pair<bool, std::string> {
     NameTable names;
     Sram sram;
@@ -159,6 +219,7 @@ void FcLayout::check_sram_plan(uint32_t capacity) const {
     for (const auto& [key, c] : columns) {
       auto [ok, why] = peak(r, c, br);
       if (ok) continue;
+      if (g_probing) throw ConfigError(why);
       // The batch it would fit: the most rows per PE with which every PE's plan fits (a smaller
       // batch for the PE that failed alone was offered before, and another PE then failed).
       uint32_t fits = 0;
@@ -167,10 +228,26 @@ void FcLayout::check_sram_plan(uint32_t capacity) const {
         for (const auto& [k2, c2] : columns) all = all && peak(r, c2, b).first;
         if (all) fits = b;
       }
-      throw ConfigError(model_.where + ": the model does not fit PE SRAM: " + why +
-                        (fits ? "; it fits with " + std::to_string(fits) + " samples per PE row, i.e. batch_size " +
-                                    std::to_string(uint64_t(fits) * p_ * model_.num_csx) + " on this mesh, or with more PE rows (mesh.height)"
-                              : "; even one sample per PE row does not fit: use more PE columns (mesh.width)"));
+      // With one sample per PE row, more columns help only if some width the machine has fits
+      // (a buffer of a layer's whole width, `acc`, does not shrink with them; 750 is a WSE-2's most).
+      std::string advice;
+      if (fits) {
+        advice = "; it fits with " + std::to_string(fits) + " samples per PE row, i.e. batch_size " +
+                 std::to_string(uint64_t(fits) * p_ * model_.num_csx) + " on this mesh, or with more PE rows (mesh.height)";
+      } else if (q_ < machine.fabric_width && fits_one_row_per_pe(machine, machine.fabric_width)) {
+        uint32_t lo = q_, hi = machine.fabric_width;  // the fewest columns that fit: lo does not, hi does
+        while (hi - lo > 1) {
+          const uint32_t mid = lo + (hi - lo) / 2;
+          (fits_one_row_per_pe(machine, mid) ? hi : lo) = mid;
+        }
+        advice = "; even one sample per PE row does not fit on " + std::to_string(q_) + " PE columns: use at least " + std::to_string(hi) +
+                 " (mesh.width)";
+      } else {
+        advice = "; even one sample per PE row does not fit, on " + std::to_string(q_) + " PE columns or on any number of them a " +
+                 machine.name + " has (at most " + std::to_string(machine.fabric_width) +
+                 "): a smaller model (model.layers) or more SRAM per PE (machine.sram_bytes_per_pe)";
+      }
+      throw ConfigError(model_.where + ": the model does not fit PE SRAM: " + why + advice);
     }
 }
 

@@ -115,7 +115,19 @@ class FcLayout {
   nlohmann::json mesh_program(const Mesh& mesh, uint32_t sram_bytes) const;
 
  private:
-  void check_sram_plan(uint32_t capacity) const;
+  void check_sram_plan(const MachineSpec& machine) const;
+  // Whether one sample per PE row fits this model on a mesh `width` columns wide (for a refusal's
+  // advice: more columns were advised where no width of the machine would do).
+  bool fits_one_row_per_pe(const MachineSpec& machine, uint32_t width) const;
+
+ public:
+  // The largest PE's peak over one training step (mesh_program's `peak_bytes_max`), planned for
+  // one PE of each class of the mesh (as the check above), not every PE: `--validate_only` built
+  // the whole mesh program for this one figure, three times the memory the run's own estimate
+  // allows (14 GiB on the whole wafer), and could end in std::terminate on bad_alloc.
+  uint32_t sram_peak(uint32_t capacity) const;
+
+ private:
   void check_dsd_extents() const;
 
   FcModel model_;

@@ -43,10 +43,20 @@ void Image::frame_rect(int64_t x, int64_t y, int64_t w, int64_t h, Rgb c) {
   fill_rect(x + w - 1, y, 1, h, c);
 }
 
+namespace {
+
+// libpng's own handlers print "libpng error: Write Error" to stderr before they jump: a second,
+// bare line ahead of the one error that names the picture. These jump without a word (the
+// message that follows says what failed, and errno why), and warnings are not a user's concern.
+[[noreturn]] void png_quiet_error(png_structp png, png_const_charp) { png_longjmp(png, 1); }
+void png_quiet_warning(png_structp, png_const_charp) {}
+
+}  // namespace
+
 void Image::write_png(const std::filesystem::path& path, bool sync) const {
   OutputFile file(path, "picture", sync);  // atomic: a failed write leaves no half PNG
   std::FILE* stream = file.stdio();
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, png_quiet_error, png_quiet_warning);
   png_infop info = png ? png_create_info_struct(png) : nullptr;
   if (!info) {
     png_destroy_write_struct(&png, nullptr);
