@@ -24,9 +24,11 @@
 // any thread count, and corrupt messages: cluster_threads_test.cpp.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <vector>
 
 #include "cluster_test_support.hpp"
 
@@ -460,12 +462,12 @@ TEST(ClusterStepTime, ACauseThatOutlastsItsEffectEndsItsSegmentWhereTheEffectSto
   EXPECT_EQ(path[2].to, 600u);
 }
 
-// The same in a run: MemoryX's updates slowed to 10 B/cycle make the step wait on them, after
+// The same in a run: MemoryX's updates slowed to 1 B/cycle make the step wait on them, after
 // each layer's reduce. The wafer's passes before the last reduce are on the path, and no segment
 // of a reduce is longer than its span.
 TEST(ClusterStepTime, AnUpdateBoundStepKeepsTheWafersPassesOnItsPath) {
   ClusterConfig c = cluster_config(base_config(1));
-  c.machine.memoryx_update_bytes_per_cycle = 10;
+  c.machine.memoryx_update_bytes_per_cycle = 1;  // fc2's update (164 k cycles) outlasts fc1's backward pass
   const Training t = train(c, 2);
   const nlohmann::json& by = t.timeline["critical_cycles_by_actor"];
   EXPECT_GT(by.value("wafer 0", uint64_t(0)), 0u) << by.dump();
@@ -484,6 +486,14 @@ TEST(ClusterStepTime, AnUpdateBoundStepKeepsTheWafersPassesOnItsPath) {
   }
   EXPECT_TRUE(reduce) << t.timeline["critical_path"].dump();
   EXPECT_EQ(on_path, t.steps.back().cycles);
+  // MemoryX has one optimizer: its updates never overlap (a mutation test's survivor, forty-fourth
+  // round: an update started when its gradient arrived, beside the one still running, passed).
+  std::vector<std::pair<uint64_t, uint64_t>> updates;
+  for (const auto& [key, span] : spans)
+    if (key.second.rfind("update", 0) == 0) updates.push_back(span);
+  std::sort(updates.begin(), updates.end());
+  ASSERT_EQ(updates.size(), 3u) << t.timeline["spans"].dump();  // fc1 to fc3
+  for (size_t i = 1; i < updates.size(); ++i) EXPECT_GE(updates[i].first, updates[i - 1].second) << t.timeline["spans"].dump();
 }
 
 // A span that ends at the boundary belongs to the step before: the path starts after it.

@@ -266,7 +266,25 @@ TEST(TrainCli, ARetainedLayerTakesNoMemoryXBytes) {
   EXPECT_EQ(r[1]["layers"][0]["backward"]["memoryx_bytes"], r[0]["layers"][0]["backward"]["memoryx_bytes"]);  // fc1 streams as before
   EXPECT_EQ(r[1]["cluster"]["layers"][1]["backward_stream_bytes"], 0);
   EXPECT_EQ(r[1]["cluster"]["retain_last_layer"]["stream_bytes_per_step"], r[0]["cluster"]["layers"][1]["backward_stream_bytes"]);
+  // The MemoryX link's cycles those bytes would take, rounded up (a mutation test's survivor,
+  // forty-fourth round: rounded down, a cycle short, passed): the bytes at the preset's rate.
+  const double bytes = r[0]["cluster"]["layers"][1]["backward_stream_bytes"].get<double>();
+  const double rate = r[1]["cluster"]["memoryx_bytes_per_cycle"].get<double>();
+  ASSERT_NE(std::fmod(bytes, rate), 0.0) << "the bytes are a whole number of cycles: the case cannot tell up from down";
+  EXPECT_EQ(r[1]["cluster"]["retain_last_layer"]["memoryx_link_cycles_per_step"].get<uint64_t>(), uint64_t(std::ceil(bytes / rate)));
   EXPECT_EQ(r[1]["loss_per_step"], r[0]["loss_per_step"]);
+}
+
+// The log line's epoch is the epoch of the step it ends: 2 steps an epoch, the 2nd step is still
+// epoch 1, the 3rd epoch 2 (a mutation test's survivor, forty-fourth round: counted from the
+// steps done, the last step of each epoch was said to be the next epoch's).
+TEST(TrainCli, ALogLinesEpochIsItsStepsEpoch) {
+  const std::string yaml = "machine: wse2\nmesh: {width: 4, height: 2}\nkernel: fc_train\nmodel: {layers: [784, 16, 10]}\n"
+                           "data: {train_samples: 32, eval_samples: 0}\ntraining: {batch_size: 16, epochs: 2, log_every: 1, detail: none}\n";
+  Output o = wse("run " + write("log_epoch.yaml", yaml).string() + " --out " + wse::test::fresh_dir(dir() / "log_epoch").string());
+  ASSERT_EQ(o.code, 0) << o.text;
+  for (const char* line : {"step     1  epoch 1 ", "step     2  epoch 1 ", "step     3  epoch 2 ", "step     4  epoch 2 "})
+    EXPECT_NE(o.text.find(line), std::string::npos) << line << "\n" << o.text;
 }
 
 TEST(TrainCli, ValidateOnlyAndCompileOnlyRunNothing) {
