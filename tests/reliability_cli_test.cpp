@@ -526,6 +526,9 @@ TEST(ReliabilityCli, CommandLineMistakesAreRefusedByName) {
       {"trace --threads 1 --interval 1e3 --out " + out + " " + gemv, "--interval: expected a whole number in [1, 1099511627776], got '1e3'"},
       {"trace --threads 1 --to 99999999999999999999 --out " + out + " " + gemv, "--to: expected a cycle count up to 2^62"},
       {"trace --threads 1 --from 5000 --out " + out + " " + gemv, "--from 5000: the layer (gemv, fwd) ran "},
+      // The layer's own length is the first cycle past it (a mutation test's survivor, forty-fourth
+      // round: --from equal to it was taken, an empty window); its last cycle, 202, is traced.
+      {"trace --threads 1 --from 203 --out " + out + " " + gemv, "--from 203: the layer (gemv, fwd) ran 203 cycles, so the window holds nothing"},
       {"trace --threads 1 --flow 24@0,0 --out " + out + " " + gemv, "--flow 24@0,0: colour 24 is not routable on machine 'wse2' (colours 0..23)"},
       {"trace --threads 1 --flow 1@0,0 --flow 1@0,0 --out " + out + " " + gemv, "--flow 1@0,0 is given twice"},
       {"bogus " + gemv, "unknown command 'bogus'"},
@@ -553,6 +556,9 @@ TEST(ReliabilityCli, CommandLineMistakesAreRefusedByName) {
     EXPECT_EQ(o.text.find("Run with --help"), std::string::npos) << "a second line for one mistake:\n" << o.text;
   }
   EXPECT_FALSE(fs::exists(out)) << "a refused command left its --out";
+  Output last = wse("trace --threads 1 --from 202 --out " + out + " " + gemv);
+  EXPECT_EQ(last.code, 0) << last.text;
+  fs::remove_all(out);
   Output v = wse("--version");
   EXPECT_EQ(v.code, 0) << v.text;
   EXPECT_EQ(v.text.rfind("wse ", 0), 0u) << v.text;
