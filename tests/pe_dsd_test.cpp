@@ -99,6 +99,30 @@ TEST(PeDsd, ElementwiseWorkRoundsItsCyclesUp) {
   }
 }
 
+// A memory op on a microthread (or behind a stream) is costed by run_memory_op, not the inlined
+// path the test below takes: 10 fp16 multiply-adds at a width of 4 are 3 cycles, 10 fp32 adds at
+// 2 are 5, 9 of them 5 too (a mutation test's survivor, forty-fourth round: rounded down there,
+// 2 cycles for 10 and 4 for 9, passed every test).
+void async_memory_ops(PeContext& ctx) {
+  auto& v = *ctx.at<MemVars>(0u);
+  ctx.fmach(ctx.mem(v.hy, 10), ctx.mem(v.h1, 10), ctx.mem(v.h2, 10), _Float16(1.5f), {.async = true, .microthread = 0});
+  ctx.fadds(ctx.mem(v.st, 9), ctx.mem(v.a, 9), ctx.mem(v.b, 9), {.async = true, .microthread = 1});
+}
+TEST(PeDsd, AMemoryOpOnAMicrothreadRoundsItsCyclesUp) {
+  Wafer wafer(test::wse2(), {1, 1});
+  Program p;
+  p.name = "async_memory_ops";
+  p.start_task = p.local(async_memory_ops);
+  p.microthreads = 2;
+  wafer.load({0, 0}, &p);
+  wafer.allocate({0, 0}, "vars", sizeof(MemVars));
+  wafer.finalize(1);
+  wafer.run(10'000);
+  const PeCounters& c = wafer.pe({0, 0}).counters;
+  EXPECT_EQ(c.fmac_cycles, 3u);  // ceil(10 / 4)
+  EXPECT_EQ(c.move_cycles, 5u);  // ceil(9 / 2)
+}
+
 TEST(PeDsd, MemoryOpsComputeLikeTheHostAndCostTheirSimdWidth) {
   Wafer wafer(test::wse2(), {1, 1});
   Program p;
