@@ -89,8 +89,8 @@ TEST_P(ClosedForm, StepTimeMatchesToTheCycle) {
   const double got = double(real.steps.back().cycles);
   // To the cycle: compute-bound, the step is its passes, the reduce's trip and the update exactly
   // (a 5% tolerance let a lost reduce latency, 1,700 cycles, pass).
-  EXPECT_NEAR(got, p.cycles, 1.0) << n << " wafers: step " << got << " cycles, closed form " << p.cycles;
-  std::printf("%u wafer(s), %u level(s): step %.0f cycles, closed form %.0f (%+.2f%%)\n", n, levels, got, p.cycles, 100.0 * (got - p.cycles) / p.cycles);
+  EXPECT_NEAR(got, p.cycles, 0.5) << n << " wafers: step " << got << " cycles, closed form " << p.cycles;
+  std::printf("%u wafer(s), %u level(s): step %.0f cycles, closed form %.2f (%+.3f%%)\n", n, levels, got, p.cycles, 100.0 * (got - p.cycles) / p.cycles);
   // Compute-bound here: the passes' compute exceeds their streams' transfer.
   EXPECT_GT(p.compute_cycles, p.stream_cycles);
   // The reduce and the update take cycles and show up in the step's spans.
