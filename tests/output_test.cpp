@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "cli_support.hpp"
+#include "file_size_limit.hpp"
 #include "io/live_temporaries.hpp"
 #include "io/memory_limit.hpp"
 #include "io/output_dir.hpp"
@@ -119,17 +120,12 @@ TEST(OutputFile, AFailedWriteNamesThePathAndTheReasonAndLeavesTheOldFile) {
   const fs::path p = d / "checkpoint.safetensors";
   test::write_file(p, "earlier");
   // A file-size limit of 64 KiB: the write past it fails with EFBIG (SIGXFSZ ignored, as wse does).
-  rlimit old{};
-  getrlimit(RLIMIT_FSIZE, &old);
-  rlimit small = old;
-  small.rlim_cur = 64 << 10;
-  auto old_handler = signal(SIGXFSZ, SIG_IGN);
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
-  const std::string big(256 << 10, 'x');
-  test::expect_error<OutputError>([&] { write_file_atomic(p, big, "checkpoint"); },
-                                  {"checkpoint " + p.string(), "cannot write it", "File too large"});
-  setrlimit(RLIMIT_FSIZE, &old);
-  signal(SIGXFSZ, old_handler);
+  {
+    const test::FileSizeLimit limit(64 << 10);
+    const std::string big(256 << 10, 'x');
+    test::expect_error<OutputError>([&] { write_file_atomic(p, big, "checkpoint"); },
+                                    {"checkpoint " + p.string(), "cannot write it", "File too large"});
+  }
   EXPECT_EQ(slurp(p), "earlier");
   EXPECT_EQ(names(d), std::vector<std::string>{"checkpoint.safetensors"});
 }
@@ -302,18 +298,13 @@ TEST(OutputDir, AFailedOverwriteKeepsWhatItHadNotReplacedAndRecordsBothRuns) {
 TEST(OutputDir, FoldersMadeForARunWhoseRecordCannotBeWrittenGoAgain) {
   fs::remove_all(dir() / "record_fails");
   const fs::path d = dir() / "record_fails" / "deeper";
-  rlimit old{};
-  getrlimit(RLIMIT_FSIZE, &old);
-  rlimit none = old;
-  none.rlim_cur = 0;
-  auto old_handler = signal(SIGXFSZ, SIG_IGN);
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &none), 0);
-  test::expect_error<OutputError>([&] {
-    OutputDir out(d, {});
-    out.entry("report.json");
-  }, {"output record " + (d / ".wse-run").string(), "File too large"});
-  setrlimit(RLIMIT_FSIZE, &old);
-  signal(SIGXFSZ, old_handler);
+  {
+    const test::FileSizeLimit limit(0);
+    test::expect_error<OutputError>([&] {
+      OutputDir out(d, {});
+      out.entry("report.json");
+    }, {"output record " + (d / ".wse-run").string(), "File too large"});
+  }
   EXPECT_FALSE(fs::exists(dir() / "record_fails"));
 }
 
@@ -324,16 +315,11 @@ TEST(OutputDir, ARecordLineTheDiskCannotHoldWholeIsTakenBack) {
   OutputDir out(d, {});
   out.subdir("frames");
   const std::string before = slurp(d / ".wse-run");
-  rlimit old{};
-  getrlimit(RLIMIT_FSIZE, &old);
-  rlimit tight = old;
-  tight.rlim_cur = before.size() + 8;  // room for 8 bytes of a 40-byte line
-  auto old_handler = signal(SIGXFSZ, SIG_IGN);
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &tight), 0);
-  test::expect_error<OutputError>([&] { out.entry_in("frames", std::string(39, 'f')); },
-                                  {"output record " + (d / ".wse-run").string(), "cannot write it"});
-  setrlimit(RLIMIT_FSIZE, &old);
-  signal(SIGXFSZ, old_handler);
+  {
+    const test::FileSizeLimit limit(before.size() + 8);  // room for 8 bytes of a 40-byte line
+    test::expect_error<OutputError>([&] { out.entry_in("frames", std::string(39, 'f')); },
+                                    {"output record " + (d / ".wse-run").string(), "cannot write it"});
+  }
   EXPECT_EQ(slurp(d / ".wse-run"), before);
 }
 

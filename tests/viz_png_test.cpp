@@ -9,11 +9,10 @@
 #include <numeric>
 #include <set>
 #include <unistd.h>
-#include <signal.h>
-#include <sys/resource.h>
 
 #include "core/errors.hpp"
 #include "io/output_file.hpp"
+#include "file_size_limit.hpp"
 #include "scratch.hpp"
 #include "tools/viz/colour_scale.hpp"
 #include "tools/viz/font.hpp"
@@ -423,22 +422,17 @@ TEST(VizPng, APictureTheDiskCannotHoldGivesOneErrorAndNoLibpngLine) {
       img.set(c, y, {uint8_t(x), uint8_t(x >> 8), uint8_t(x >> 16)});
     }
   const fs::path p = scratch("png_full") / "noise.png";
-  rlimit old{};
-  getrlimit(RLIMIT_FSIZE, &old);
-  rlimit tight = old;
-  tight.rlim_cur = 16384;
-  auto old_handler = signal(SIGXFSZ, SIG_IGN);
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &tight), 0);
-  ::testing::internal::CaptureStderr();
-  std::string what;
-  try {
-    img.write_png(p, false);
-  } catch (const wse::OutputError& e) {
-    what = e.what();
+  std::string what, printed;
+  {
+    const wse::test::FileSizeLimit limit(16384);
+    ::testing::internal::CaptureStderr();
+    try {
+      img.write_png(p, false);
+    } catch (const wse::OutputError& e) {
+      what = e.what();
+    }
+    printed = ::testing::internal::GetCapturedStderr();
   }
-  const std::string printed = ::testing::internal::GetCapturedStderr();
-  setrlimit(RLIMIT_FSIZE, &old);
-  signal(SIGXFSZ, old_handler);
   EXPECT_NE(what.find("picture " + p.string() + ": cannot write it: File too large"), std::string::npos) << what;
   EXPECT_EQ(printed, "") << "libpng printed its own line";
   EXPECT_FALSE(fs::exists(p));

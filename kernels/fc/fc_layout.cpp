@@ -140,29 +140,38 @@ uint64_t FcLayout::input_words(uint32_t r) const {
   return uint64_t(model_.layers[0]) * rows_.size(r) + rows_.size(r);  // features, then the east-most PE's labels
 }
 
-uint32_t FcLayout::sram_peak(uint32_t capacity) const {
-  // A PE's plan depends on its column only through its slices and whether it is the east-most,
-  // and on its row only through its batch rows: one PE of each class.
-  std::map<std::vector<uint32_t>, uint32_t> columns;
+FcLayout::PeClasses FcLayout::pe_classes() const {
+  // A PE's plan depends on its column only through its slice of each layer and whether it is the
+  // east-most, and on its row only through its batch rows: one PE of each such class is planned.
+  // (First, middle and east-most column alone missed a column whose slices were the larger ones.)
+  PeClasses k;
   for (uint32_t c = 0; c < q_; ++c) {
     std::vector<uint32_t> key = {c + 1 == q_ ? 1u : 0u};
     for (const Split& f : features_) key.push_back(f.size(c));
-    columns.emplace(std::move(key), c);
+    k.columns.emplace(std::move(key), c);
   }
-  std::map<uint32_t, uint32_t> rows;
-  for (uint32_t r = 0; r < p_; ++r) rows.emplace(rows_.size(r), r);
+  for (uint32_t r = 0; r < p_; ++r) k.rows.emplace(rows_.size(r), r);
+  return k;
+}
+
+uint32_t FcLayout::plan_pe(uint32_t r, uint32_t c, uint32_t br, uint32_t capacity) const {
+  NameTable names;
+  Sram sram;
+  sram.bind(nullptr, capacity);
+  FcGeom g = geom(r, c);
+  g.br = br;
+  FcSramSteps steps = sram_steps(g, [&](const std::string& n, uint32_t bytes) { sram.allocate({c, r}, names, names.intern(n), bytes); },
+                                 [&](const std::string& n) { sram.free(names.intern(n)); });
+  sram.allocate({c, r}, names, names.intern("vars"), sizeof(FcVars));
+  steps.whole_step();
+  return sram.high_water();
+}
+
+uint32_t FcLayout::sram_peak(uint32_t capacity) const {
+  const PeClasses k = pe_classes();
   uint32_t worst = 0;
-  for (const auto& [br, r] : rows)
-    for (const auto& [key, c] : columns) {
-      NameTable names;
-      Sram sram;
-      sram.bind(nullptr, capacity);
-      sram.allocate({c, r}, names, names.intern("vars"), sizeof(FcVars));
-      FcSramSteps steps = sram_steps(geom(r, c), [&](const std::string& n, uint32_t bytes) { sram.allocate({c, r}, names, names.intern(n), bytes); },
-                                     [&](const std::string& n) { sram.free(names.intern(n)); });
-      steps.whole_step();
-      worst = std::max(worst, sram.high_water());
-    }
+  for (const auto& [br, r] : k.rows)
+    for (const auto& [key, c] : k.columns) worst = std::max(worst, plan_pe(r, c, br, capacity));
   return worst;
 }
 
@@ -189,32 +198,16 @@ bool FcLayout::fits_one_row_per_pe(const MachineSpec& machine, uint32_t width) c
 void FcLayout::check_sram_plan(const MachineSpec& machine) const {
   const uint32_t capacity = machine.sram_bytes_per_pe;
   auto peak = [&](uint32_t r, uint32_t c, uint32_t br) -> std::pair<bool, std::string> {
-    NameTable names;
-    Sram sram;
-    sram.bind(nullptr, capacity);
-    FcGeom g = geom(r, c);
-    g.br = br;
-    FcSramSteps steps = sram_steps(g, [&](const std::string& n, uint32_t bytes) { sram.allocate({c, r}, names, names.intern(n), bytes); },
-                                   [&](const std::string& n) { sram.free(names.intern(n)); });
     try {
-      sram.allocate({c, r}, names, names.intern("vars"), sizeof(FcVars));
-      steps.whole_step();
+      plan_pe(r, c, br, capacity);
     } catch (const PeError& e) {
       return {false, e.what()};
     }
     return {true, ""};
   };
-  // A PE's plan depends on its column only through its slice of each layer and whether it is the
-  // east-most, and on its row only through its batch rows: one PE of each such class is checked.
-  // (First, middle and east-most column alone missed a column whose slices were the larger ones.)
-  std::map<std::vector<uint32_t>, uint32_t> columns;  // class -> a column of it
-  for (uint32_t c = 0; c < q_; ++c) {
-    std::vector<uint32_t> key = {c + 1 == q_ ? 1u : 0u};
-    for (const Split& f : features_) key.push_back(f.size(c));
-    columns.emplace(std::move(key), c);
-  }
-  std::map<uint32_t, uint32_t> rows;  // batch rows -> a PE row with that many
-  for (uint32_t r = 0; r < p_; ++r) rows.emplace(rows_.size(r), r);
+  const PeClasses k = pe_classes();
+  const auto& rows = k.rows;
+  const auto& columns = k.columns;
   for (const auto& [br, r] : rows)
     for (const auto& [key, c] : columns) {
       auto [ok, why] = peak(r, c, br);
@@ -360,15 +353,9 @@ nlohmann::json FcLayout::mesh_program(const Mesh& m, uint32_t sram_bytes) const 
   uint32_t worst = 0;
   for (uint32_t r = 0; r < p_; ++r) {
     for (uint32_t c = 0; c < q_; ++c) {
-      NameTable names;
-      Sram sram;
-      sram.bind(nullptr, sram_bytes);
-      sram.allocate({c, r}, names, names.intern("vars"), sizeof(FcVars));
-      FcSramSteps steps = sram_steps(geom(r, c), [&](const std::string& n, uint32_t bytes) { sram.allocate({c, r}, names, names.intern(n), bytes); },
-                                     [&](const std::string& n) { sram.free(names.intern(n)); });
-      steps.whole_step();
-      worst = std::max(worst, sram.high_water());
-      plan.push_back({{"x", c}, {"y", r}, {"peak_bytes", sram.high_water()}});
+      const uint32_t peak = plan_pe(r, c, rows_.size(r), sram_bytes);
+      worst = std::max(worst, peak);
+      plan.push_back({{"x", c}, {"y", r}, {"peak_bytes", peak}});
     }
   }
   j["sram_plan"] = {{"capacity_bytes", sram_bytes}, {"peak_bytes_max", worst}, {"per_pe", plan}};

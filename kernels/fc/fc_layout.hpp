@@ -9,6 +9,7 @@
 // multiplies the bias) and the N-slice features(l + 1) column c of its outputs (docs/fc-mapping.md).
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -128,6 +129,16 @@ class FcLayout {
   uint32_t sram_peak(uint32_t capacity) const;
 
  private:
+  // One PE of each class of the mesh: batch rows -> a PE row with that many, and a column's key
+  // (east-most or not, its slice of each layer) -> a column of it.
+  struct PeClasses {
+    std::map<uint32_t, uint32_t> rows;
+    std::map<std::vector<uint32_t>, uint32_t> columns;
+  };
+  PeClasses pe_classes() const;
+  // PE (c, r)'s SRAM plan over one training step with `br` batch rows: its high water (throws
+  // PeError naming the buffer that does not fit `capacity`).
+  uint32_t plan_pe(uint32_t r, uint32_t c, uint32_t br, uint32_t capacity) const;
   void check_dsd_extents() const;
 
   FcModel model_;
