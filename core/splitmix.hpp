@@ -6,11 +6,14 @@
 
 namespace wse {
 
-inline uint64_t splitmix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
+// The finalizer alone: every input bit reaches every output bit. Digests (host/dataset_digest)
+// fold their words with it.
+inline uint64_t splitmix64_finalize(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
 }
+
+inline uint64_t splitmix64(uint64_t z) { return splitmix64_finalize(z + 0x9e3779b97f4a7c15ull); }
 
 }  // namespace wse

@@ -5,18 +5,13 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/splitmix.hpp"
+
 namespace wse {
 
 namespace {
 
-// splitmix64's finalizer: every input bit reaches every output bit.
-uint64_t mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+uint64_t mix(uint64_t x) { return splitmix64_finalize(x); }
 
 }  // namespace
 
