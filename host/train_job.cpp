@@ -413,6 +413,18 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
                           "training.resume_from in the config instead)");
       }
     }
+    // Every checkpoint records its step, and one is written at the run's end: a run that would
+    // pass the largest step a checkpoint may record (kMaxCheckpointStep) wrote checkpoints that
+    // --resume and resume_from then refused (a review, forty-fifth round). Refused before step 1.
+    if (end > kMaxCheckpointStep) {
+      const std::string limit = "the largest step a run may reach (" + std::to_string(kMaxCheckpointStep) + ", 2^47 - 1)";
+      if (resume.on)
+        throw UsageError("checkpoint " + modes.resume.string() + ": field '__metadata__." + kRunEndStep + "': " + std::to_string(end) +
+                         " is beyond " + limit);
+      throw ConfigError(where + ": the run would end at step " + std::to_string(end) + " (from step " + std::to_string(first) +
+                        ", the step of field 'training.resume_from''s checkpoint, " + std::to_string(planned) + " steps), beyond " + limit +
+                        ": lower training.max_steps or training.epochs");
+    }
     return end;
   };
   if (modes.validate_only) {

@@ -54,7 +54,7 @@ uint64_t recorded_step(const std::map<std::string, std::string>& metadata, const
   if (ok) v = std::stoull(s);
   if (!ok) throw UsageError(where + ": field '__metadata__.step': '" + shown(s) + "' is not a step count (expected a decimal number)");
   if (v > kMaxCheckpointStep)
-    throw UsageError(where + ": field '__metadata__.step': " + s + " is beyond the largest step a run reaches (" +
+    throw UsageError(where + ": field '__metadata__.step': " + s + " is beyond the largest step a run may reach (" +
                      std::to_string(kMaxCheckpointStep) + ", 2^47 - 1)");
   return v;
 }

@@ -995,16 +995,35 @@ TEST(ReliabilityCli, ResumeRefusesAPlanLongerThanTheConfigs) {
   const fs::path far = with_step("step_2_48.safetensors", "281474976710656", "281474976710658");
   o = wse("run " + cfg.string() + " --resume " + far.string() + " --validate_only");
   EXPECT_EQ(o.code, 2) << o.text;
-  EXPECT_NE(o.text.find("field '__metadata__.step': 281474976710656 is beyond the largest step a run reaches (140737488355327, 2^47 - 1)"),
+  EXPECT_NE(o.text.find("field '__metadata__.step': 281474976710656 is beyond the largest step a run may reach (140737488355327, 2^47 - 1)"),
             std::string::npos) << o.text;
   std::string from = kTrain;
   from.replace(from.find("training: {"), 11, "training: {resume_from: " + far.string() + ", ");
   o = wse("run " + config("train_from_far.yaml", from).string() + " --validate_only");
   EXPECT_EQ(o.code, 2) << o.text;
   EXPECT_NE(o.text.find("field '__metadata__.step': 281474976710656 is beyond"), std::string::npos) << o.text;
-  const fs::path last = with_step("step_2_47.safetensors", "140737488355327", "140737488355329");
+  // A run whose plan ends past 2^47 - 1 is refused before it starts: its last checkpoints were
+  // written and then refused by --resume (a review, forty-fifth round). One ending there is taken.
+  const fs::path past = with_step("step_2_47.safetensors", "140737488355327", "140737488355329");
+  o = wse("run " + cfg.string() + " --resume " + past.string() + " --validate_only");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("field '__metadata__.run_end_step': 140737488355329 is beyond the largest step a run may reach (140737488355327"),
+            std::string::npos) << o.text;
+  const fs::path last = with_step("step_2_47_less_2.safetensors", "140737488355325", "140737488355327");
   o = wse("run " + cfg.string() + " --resume " + last.string() + " --validate_only");
   EXPECT_EQ(o.code, 0) << o.text;
+  // resume_from starts a new run at the checkpoint's step: the config's 6 steps from 2^47 - 3 end
+  // past it, refused alike, and the fields to change are named.
+  std::string from_last = kTrain;
+  from_last.replace(from_last.find("training: {"), 11, "training: {resume_from: " + last.string() + ", ");
+  o = wse("run " + config("train_from_last.yaml", from_last).string() + " --validate_only");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("the run would end at step 140737488355331 (from step 140737488355325, the step of field 'training.resume_from''s "
+                        "checkpoint, 6 steps), beyond the largest step a run may reach"),
+            std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("lower training.max_steps or training.epochs"), std::string::npos) << o.text;
+  from_last.replace(from_last.find("training: {"), 11, "training: {max_steps: 2, ");
+  EXPECT_EQ(wse("run " + config("train_from_last2.yaml", from_last).string() + " --validate_only").code, 0);
   // The checkpoint as written resumes.
   EXPECT_EQ(wse("run " + cfg.string() + " --resume " + step3 + " --out " + wse::test::fresh_dir(dir() / "resume_ok").string()).code, 0);
 }
