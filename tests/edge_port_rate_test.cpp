@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "fabric/edge_port.hpp"
 
@@ -69,6 +70,41 @@ TEST(EdgeArrival, AWordIsThereInTheCycleItsLastByteArrives) {
   a.rate = PortRate::from(1.0 / 3);
   EXPECT_EQ(a.at(0), 102u);
   EXPECT_EQ(a.at(1), 105u);
+}
+
+// An egress port passes wavelets at its rate however they reach it: under steady pressure the
+// closed form start + ceil(k * den / num); after an idle stretch, the first passes at once and
+// the next waits out the link's den / num cycles again (the slot was the closed form of k alone,
+// so the late ones went back to back, a wavelet a cycle: a review, forty-fifth round).
+TEST(EgressPort, AnIdlePortBanksNothing) {
+  EgressPort port({0, 0}, Dir::East);
+  port.set_rate(PortRate{2, 3});  // two wavelets every 3 cycles
+  port.restart(10);
+  // Steady pressure: a wavelet offered every cycle passes in 10, 12, 13, 15, 16 (= 10 + ceil(3k / 2)).
+  std::vector<Cycle> passed;
+  for (Cycle now = 10; passed.size() < 5; ++now)
+    if (port.can_accept(now)) {
+      port.accept(now, now + 1, Wavelet{});
+      passed.push_back(now);
+    }
+  EXPECT_EQ(passed, (std::vector<Cycle>{10, 12, 13, 15, 16}));
+  // Idle until 100, then pressure again: 100, 102, 103, 105 (never 100, 101, 102, 103).
+  passed.clear();
+  EXPECT_TRUE(port.can_accept(100));
+  for (Cycle now = 100; passed.size() < 4; ++now)
+    if (port.can_accept(now)) {
+      port.accept(now, now + 1, Wavelet{});
+      passed.push_back(now);
+    }
+  EXPECT_EQ(passed, (std::vector<Cycle>{100, 102, 103, 105}));
+  // A quarter rate: one every 4 cycles whenever the wavelets come.
+  EgressPort slow({0, 0}, Dir::South);
+  slow.set_rate(PortRate{1, 4});
+  slow.restart(0);
+  slow.accept(50, 51, Wavelet{});
+  EXPECT_FALSE(slow.can_accept(53));
+  EXPECT_TRUE(slow.can_accept(54));
+  EXPECT_EQ(slow.received().back().cycle, 51u);
 }
 
 }  // namespace

@@ -84,6 +84,27 @@ TEST(Gemv, EachStreamingOpsSetupIsCountedAsSetup) {
   EXPECT_EQ(c.busy_cycles() + c.setup_cycles + c.stall_send_cycles, run.cycles - 4);
 }
 
+// The same PE with I/O of 1 byte a cycle: y's 8 wavelets leave at a quarter wavelet a cycle,
+// 4 cycles apart from the first (97, by hand above), however long the egress port sat idle before.
+// Its slots were the closed form start + 4k alone, all past by cycle 97, so y left back to back
+// (97-104) and the run ended at 109 as at full rate (a review, forty-fifth round); a 1000 x 1000
+// GEMV on 32 x 32 PEs ended in 5,274 cycles with its 1,000 outputs needing 4,000 at the egress share.
+TEST(Gemv, AnEgressPortLeftIdleStillSendsAtItsShareOfTheIo) {
+  MachineSpec spec;
+  spec.io_bytes_per_cycle = 1;
+  Wafer wafer(spec, {1, 1});
+  GemvProblem p = GemvProblem::random(8, 1, 7);
+  GemvKernel k(wafer, p, 1, 1);
+  wafer.finalize(1);
+  const WaferRun run = wafer.run(100'000);
+  ASSERT_FALSE(run.engine.hit_cycle_limit);
+  const auto& got = wafer.mesh().egress_ports().front().received();
+  ASSERT_EQ(got.size(), 8u);
+  for (size_t i = 1; i < got.size(); ++i) EXPECT_EQ(got[i].cycle - got[i - 1].cycle, 4u) << "wavelet " << i;
+  EXPECT_EQ(run.cycles, got.back().cycle + 1);
+  EXPECT_EQ(got.front().cycle + 7 * 4 + 1, run.cycles);
+}
+
 TEST(Gemv, GridLargerThanTheMatrixIsAClearError) {
   Wafer wafer(MachineSpec{}, {8, 8});
   GemvProblem p = GemvProblem::random(4, 4, 1);
