@@ -22,6 +22,10 @@ volatile sig_atomic_t g_report = 0;
 constexpr size_t kPathBytes = 4096;
 char g_checkpoint[2][kPathBytes] = {};
 volatile sig_atomic_t g_checkpoint_at = 0;
+// Set once the last step's checkpoint is written: nothing is left to resume.
+volatile sig_atomic_t g_every_step = 0;
+// The checkpoint named is the one --resume started from, not one this run wrote.
+volatile sig_atomic_t g_resumed_from = 0;
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 struct sigaction g_old[3];
 bool g_installed[3] = {false, false, false};
@@ -40,10 +44,18 @@ void say(const char* text) {
 void on_signal(int sig) {
   if (g_received) {
     // The second one: stop now, as if no handler were installed.
-    if (g_checkpoint[g_checkpoint_at][0]) {
-      say("\nwse: stopping at once; resume from the last checkpoint written: ");
+    if (g_every_step) {
+      // Every step ran and its last checkpoint is written: --resume would say "nothing to
+      // resume" (this said "resume from the last checkpoint written", naming that one).
+      say("\nwse: stopping at once; every step ran and the last one's checkpoint is written, but the run's test score and report are lost "
+          "(nothing is left to resume: run it again to get them): ");
       say(g_checkpoint[g_checkpoint_at]);
       [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, "\n", 1);  // (say() drops a leading newline off a terminal)
+    } else if (g_checkpoint[g_checkpoint_at][0]) {
+      say(g_resumed_from ? "\nwse: stopping at once; resume from the checkpoint this run resumed from (it wrote none): "
+                         : "\nwse: stopping at once; resume from the last checkpoint written: ");
+      say(g_checkpoint[g_checkpoint_at]);
+      [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, "\n", 1);
     } else {
       say("\nwse: stopping at once; no checkpoint of this run was written\n");
     }
@@ -76,11 +88,15 @@ void InterruptGuard::entering_final_test_pass() { g_final_test_pass = 1; }
 
 void InterruptGuard::entering_report() { g_report = 1; }
 
-void InterruptGuard::set_last_checkpoint(const std::string& path) {
+void InterruptGuard::set_last_checkpoint(const std::string& path, Written written) {
   const int next = 1 - g_checkpoint_at;
   const size_t n = std::min(path.size(), kPathBytes - 1);
   std::memcpy(g_checkpoint[next], path.data(), n);
   g_checkpoint[next][n] = '\0';
+  // (Flags before the switch: a handler in between names the previous path in the new words,
+  // never the final checkpoint as one to resume from.)
+  g_resumed_from = written == Written::ResumedFrom;
+  if (written == Written::LastStep) g_every_step = 1;
   g_checkpoint_at = next;
 }
 
@@ -88,6 +104,8 @@ InterruptGuard::InterruptGuard() {
   g_received = 0;
   g_final_test_pass = 0;
   g_report = 0;
+  g_every_step = 0;
+  g_resumed_from = 0;
   g_checkpoint[0][0] = g_checkpoint[1][0] = '\0';
   g_tty = ::isatty(STDERR_FILENO) ? 1 : 0;
   struct sigaction sa {};

@@ -28,8 +28,11 @@ class InterruptGuard {
   // could not be resumed to get it), a second stops at once.
   void entering_report();
   // The checkpoint a second signal's message names as the one to resume from (with --overwrite
-  // the folder may also hold a previous run's later checkpoints, which are not).
-  void set_last_checkpoint(const std::string& path);
+  // the folder may also hold a previous run's later checkpoints, which are not): one this run
+  // wrote, the one --resume started from, or the last step's, after which nothing is left to
+  // resume and the message says what a second signal loses (the test score and the report).
+  enum class Written { ByThisRun, ResumedFrom, LastStep };
+  void set_last_checkpoint(const std::string& path, Written written = Written::ByThisRun);
 };
 
 }  // namespace wse

@@ -487,7 +487,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   // step, checkpoint it, say how to resume (host/interrupt.hpp).
   std::optional<InterruptGuard> guard;
   guard.emplace();
-  if (resume.on) guard->set_last_checkpoint(modes.resume.string());  // until this run writes one
+  if (resume.on) guard->set_last_checkpoint(modes.resume.string(), InterruptGuard::Written::ResumedFrom);  // until this run writes one
   // Test accuracy over whole batches of the test set (functional unless every step is detailed).
   // `stoppable`: a signal ends the pass at the batch in progress, and it returns false (the final
   // pass; an epoch's pass belongs to the step in progress and finishes).
@@ -591,7 +591,10 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
       }
       if (done == stop_after) ::raise(SIGSTOP);
       const bool periodic = tc.checkpoint_every && done % tc.checkpoint_every == 0;
-      if (periodic || done == end || guard->received()) last_checkpoint = ckpt.save(trainer, done), guard->set_last_checkpoint(last_checkpoint.string());
+      if (periodic || done == end || guard->received()) {
+        last_checkpoint = ckpt.save(trainer, done);
+        guard->set_last_checkpoint(last_checkpoint.string(), done == end ? InterruptGuard::Written::LastStep : InterruptGuard::Written::ByThisRun);
+      }
       if (guard->received()) {
         stopped_by = guard->received();
         break;

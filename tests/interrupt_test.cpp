@@ -46,7 +46,8 @@ std::string slurp(const fs::path& p) {
 // background job of a non-interactive shell starts with SIGINT. Returns its exit status and what
 // it printed.
 constexpr int kInReport = -1;
-Output interrupted_run(const fs::path& config, const std::string& out, int stop_step, int sig, bool ignored = false, int then = 0) {
+Output interrupted_run(const fs::path& config, const std::string& out, int stop_step, int sig, bool ignored = false, int then = 0,
+                       const std::string& resume = "") {
   int pipe_fd[2];
   EXPECT_EQ(pipe(pipe_fd), 0);
   const pid_t pid = fork();
@@ -58,7 +59,8 @@ Output interrupted_run(const fs::path& config, const std::string& out, int stop_
     else if (stop_step == 0) setenv("WSE_TEST_STOP_IN_FINAL_TEST_PASS", "1", 1);
     else setenv("WSE_TEST_STOP_IN_REPORT", "1", 1);
     if (ignored) signal(sig, SIG_IGN);  // kept across exec
-    execl(WSE_BINARY, WSE_BINARY, "run", config.c_str(), "--threads", "2", "--out", out.c_str(), (char*)nullptr);
+    if (resume.empty()) execl(WSE_BINARY, WSE_BINARY, "run", config.c_str(), "--threads", "2", "--out", out.c_str(), (char*)nullptr);
+    else execl(WSE_BINARY, WSE_BINARY, "run", config.c_str(), "--threads", "2", "--out", out.c_str(), "--resume", resume.c_str(), (char*)nullptr);
     _exit(127);
   }
   close(pipe_fd[1]);
@@ -328,6 +330,30 @@ TEST(Interrupt, ASecondSignalNamesTheCheckpointToResumeFrom) {
   c = interrupted_run(wse::test::write_file(dir() / "train_twice_none.yaml", kConfig), none.string(), 3, SIGINT, false, SIGTERM);
   EXPECT_TRUE(by_the_second(c.code)) << c.code << "\n" << c.text;
   EXPECT_NE(c.text.find("wse: stopping at once; no checkpoint of this run was written"), std::string::npos) << c.text;
+  // Once every step has run (the final test pass, the report), the last step's checkpoint was
+  // named as the one to resume from, and --resume refused it: "nothing to resume" (a review,
+  // forty-fifth round). Now it says what is lost and that nothing is left to resume.
+  for (int when : {0, kInReport}) {
+    const fs::path done = wse::test::fresh_dir(dir() / ("twice_done" + std::to_string(-when)));
+    c = interrupted_run(cfg, done.string(), when, SIGINT, false, SIGTERM);
+    EXPECT_TRUE(by_the_second(c.code)) << c.code << "\n" << c.text;
+    const fs::path last = done / "checkpoints" / "step_10.safetensors";
+    EXPECT_NE(c.text.find("wse: stopping at once; every step ran and the last one's checkpoint is written, but the run's test score and report are "
+                          "lost (nothing is left to resume: run it again to get them): " + last.string() + "\n"),
+              std::string::npos) << when << "\n" << c.text;
+    EXPECT_EQ(c.text.find("resume from"), std::string::npos) << c.text;
+    const Output r = wse("run " + cfg.string() + " --resume " + last.string() + " --validate_only");
+    EXPECT_EQ(r.code, 2) << r.text;
+    EXPECT_NE(r.text.find("nothing to resume"), std::string::npos) << r.text;
+  }
+  // A --resume run stopped before writing a checkpoint of its own names the one it resumed from,
+  // not as one it wrote.
+  const fs::path src = out / "checkpoints" / "step_2.safetensors";
+  const fs::path again = wse::test::fresh_dir(dir() / "twice_again");
+  c = interrupted_run(cfg, again.string(), 3, SIGINT, false, SIGTERM, src.string());
+  EXPECT_TRUE(by_the_second(c.code)) << c.code << "\n" << c.text;
+  EXPECT_NE(c.text.find("wse: stopping at once; resume from the checkpoint this run resumed from (it wrote none): " + src.string() + "\n"),
+            std::string::npos) << c.text;
 }
 
 }  // namespace
