@@ -91,6 +91,10 @@ class Cluster {
   // Per layer and pass: wafer 0's figures, MACs summed over every wafer.
   std::vector<PassStats> forward_stats() const;
   std::vector<PassStats> backward_stats() const;
+  // Wafer 0's figures alone, MACs too (what `wse trace` traces and reports).
+  const std::vector<PassStats>& first_wafer_stats(bool backward) const {
+    return backward ? fc_[0]->backward_stats() : fc_[0]->forward_stats();
+  }
   PassStats input_stats() const;
   double host_seconds() const;
   // Every wafer's cycle-level run cycles, summed (beside host_seconds: the engines' wall time).

@@ -230,7 +230,8 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt, 
                        {"in", tc.layers[l]},
                        {"out", tc.layers[l + 1]},
                        {"pass", opt.pass},
-                       {"stats", (opt.pass == "bwd" ? trainer.backward_stats() : trainer.forward_stats())[l].to_json()}};
+                       // Wafer 0's, as the rest of the report is (the MACs were every wafer's: a review, forty-fifth round).
+                       {"stats", trainer.first_wafer_stats(opt.pass == "bwd")[l].to_json()}};
   r.report["congestion"] = to_json(r.congestion);
   r.report["sram"] = to_json(r.sram);
   // The cluster's actors over the same step, in a file of their own (their clock is the

@@ -179,6 +179,11 @@ TEST(TraceCli, ATwoWaferConfigSaysTheThreadsItsWaferGot) {
   EXPECT_EQ(r["threads_choice"]["asked"], 3);
   // The note speaks of the traced pass, as "threads" does (it said 2, both wafers' workers, beside threads 1).
   EXPECT_NE(r["threads_choice"].value("note", "").find("the run used 1 (wafers share the threads evenly"), std::string::npos) << r.dump();
+  // The layer's figures are the traced wafer's, as the report's are: its 6 of the 12 samples,
+  // (784 + 1 bias) x 16 x 6 MACs (layer.stats summed both wafers' MACs beside wafer 0's report: a review,
+  // forty-fifth round).
+  EXPECT_EQ(r["layer"]["stats"]["macs"], r["macs"]) << r.dump();
+  EXPECT_EQ(r["macs"], (784 + 1) * 16 * 6) << r.dump();
 }
 
 // A training layer over the whole mesh (the default), in the native format: every PE's slices add
