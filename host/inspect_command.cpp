@@ -2,15 +2,26 @@
 
 #include <cstdio>
 #include <fstream>
+#include <string>
 #include <iterator>
 
 #include "core/errors.hpp"
+#include "cluster/step_plan.hpp"
 #include "core/shown.hpp"
 #include "io/input_file.hpp"
 #include "wire/gradient_stream.hpp"
 #include "wire/weight_stream.hpp"
 
 namespace wse {
+
+namespace {
+
+// A stream's step as the training log, checkpoints and spans count it (from 1; evaluation
+// batches by their own count), and the field as stored (from 0): "step 0" was step 1 to
+// every other output (a review, forty-fifth round).
+std::string shown_step(uint64_t step) { return step_label(step) + " (field 'step' " + std::to_string(step) + ")"; }
+
+}  // namespace
 
 int inspect_stream_file(const std::filesystem::path& path) {
   const Buffer bytes = read_input_file(path, "stream", uint64_t(1) << 31);  // a FlatBuffer is at most 2 GiB
@@ -24,8 +35,8 @@ int inspect_stream_file(const std::filesystem::path& path) {
                                        : "no WSWS or WSGS file identifier at bytes 4-7 of its " + std::to_string(bytes.size()) + " bytes"));
   if (id == "WSGS") {
     GradientMessage g = decode_gradient_stream(bytes, what);
-    std::printf("GradientStream %s: layer %s (#%u) step %llu wafer %u, ", what.c_str(), shown(g.layer).c_str(), g.layer_index,
-                (unsigned long long)g.step, g.wafer);
+    std::printf("GradientStream %s: layer %s (#%u) %s wafer %u, ", what.c_str(), shown(g.layer).c_str(), g.layer_index,
+                shown_step(g.step).c_str(), g.wafer);
     if (g.sparse)
       std::printf("sparse: %zu values at their positions in a %u x %u matrix\n", g.values.size(), g.rows, g.cols);
     else
@@ -33,9 +44,9 @@ int inspect_stream_file(const std::filesystem::path& path) {
     return 0;
   }
   DecodedStream d = decode_weight_stream(bytes, what);
-  std::printf("WeightStream %s: layer %s (#%u) step %llu, %s pass, %s, %u x %u matrix, column %u holds rows [%u, %u), "
+  std::printf("WeightStream %s: layer %s (#%u) %s, %s pass, %s, %u x %u matrix, column %u holds rows [%u, %u), "
               "%u weights in %zu words (+1 header)\n",
-              what.c_str(), shown(d.layer).c_str(), d.layer_index, (unsigned long long)d.step,
+              what.c_str(), shown(d.layer).c_str(), d.layer_index, shown_step(d.step).c_str(),
               d.pass == StreamPass::Forward ? "forward" : "backward", encoding_name(d.encoding), d.rows, d.cols, d.column,
               d.slice_begin, d.slice_end, d.weights, d.words.size() - 1);
   return 0;

@@ -225,7 +225,7 @@ TEST(StreamValidation, EveryContradictionInAGradientStreamIsNamed) {
   testing::internal::CaptureStdout();
   EXPECT_EQ(inspect_stream_file(file), 0);
   const std::string shown = testing::internal::GetCapturedStdout();
-  EXPECT_NE(shown.find("layer fc1 (#0) step 4 wafer 0, sparse: 3 values at their positions in a 6 x 3 matrix"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("layer fc1 (#0) step 5 (field 'step' 4) wafer 0, sparse: 3 values at their positions in a 6 x 3 matrix"), std::string::npos) << shown;
   const GradientStreamExpectation named{0, 6, 3, 2, 4, "fc2"};
   test::expect_error<UsageError>([&] { decode_gradient_stream(gradient(6, 3, 18), "g", &named); },
                                  {"field 'layer'", "'fc1', expected 'fc2'"});
@@ -258,7 +258,20 @@ TEST(StreamValidation, AGradientStreamsEveryFieldSurvivesARoundTrip) {
     testing::internal::CaptureStdout();
     EXPECT_EQ(inspect_stream_file(file), 0);
     const std::string shown = testing::internal::GetCapturedStdout();
-    EXPECT_NE(shown.find("layer fc2 (#1) step 77 wafer 3, "), std::string::npos) << shown;
+    EXPECT_NE(shown.find("layer fc2 (#1) step 78 (field 'step' 77) wafer 3, "), std::string::npos) << shown;
+  }
+  // Steps as every other output counts them, from 1 (it said "step 77" of the stream the log calls
+  // step 78: a review, forty-fifth round), and an evaluation batch as one.
+  {
+    GradientMessage g;
+    g.layer = "fc1", g.rows = 2, g.cols = 1, g.values = {1.0f, 2.0f}, g.step = (uint64_t(1) << 48) + 2;
+    const std::filesystem::path file = test::process_scratch() / "eval.wsgs";
+    const SharedBuffer bytes = encode_gradient_stream(g);
+    test::write_file(file, std::string(bytes->begin(), bytes->end()));
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(inspect_stream_file(file), 0);
+    const std::string shown = testing::internal::GetCapturedStdout();
+    EXPECT_NE(shown.find("layer fc1 (#0) evaluation batch 3 (field 'step' 281474976710658) wafer 0, "), std::string::npos) << shown;
   }
   // A layer name holding an escape was printed raw, acting on the terminal (an error audit,
   // forty-fourth round): shown as \xNN, as a config's text is.

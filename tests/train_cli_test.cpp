@@ -333,7 +333,7 @@ TEST(TrainCli, ValidateOnlyAndCompileOnlyRunNothing) {
   EXPECT_FALSE(fs::exists(out / "report.json"));
   Output i = wse("inspect " + (out / "streams" / "fc1_fwd_col03.wsws").string());
   ASSERT_EQ(i.code, 0) << i.text;
-  EXPECT_NE(i.text.find("layer fc1 (#0) step 0, forward pass, dense fp32, 785 x 16 matrix, column 3 holds rows [588, 785), 3152 weights in 3152 words"), std::string::npos) << i.text;
+  EXPECT_NE(i.text.find("layer fc1 (#0) step 1 (field 'step' 0), forward pass, dense fp32, 785 x 16 matrix, column 3 holds rows [588, 785), 3152 weights in 3152 words"), std::string::npos) << i.text;
 }
 
 // Found by a mutation test (four mistakes no test caught, each in a figure a user reads):
