@@ -799,7 +799,9 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     const double tiles = double(cfg.mesh.width) * double(cfg.mesh.height), secs = trainer.host_seconds();
     j["engine_cycles"] = trainer.engine_cycles();  // what the figure is over, in the report (a test checks the product)
     j["engine_seconds"] = secs;
-    j["tile_cycles_per_second"] = secs > 0 ? tiles * double(trainer.engine_cycles()) / secs : 0.0;
+    // No cycle-level run (training.detail: none): nothing measured, null (it said 0.0, a speed).
+    j["tile_cycles_per_second"] =
+        secs > 0 && trainer.engine_cycles() > 0 ? nlohmann::json(tiles * double(trainer.engine_cycles()) / secs) : nlohmann::json(nullptr);
   }
   j["host_seconds_per_step"] = steps_done ? train_seconds / double(steps_done) : 0.0;
   j["steps_per_epoch"] = steps_per_epoch;

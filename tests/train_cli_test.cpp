@@ -241,6 +241,11 @@ TEST(TrainCli, TheDetailBlockHasTheSameKeysWhateverThePolicy) {
   const nlohmann::json ra = nlohmann::json::parse(std::ifstream(all / "report.json"));
   EXPECT_TRUE(rn["sram_high_water_bytes"].is_null()) << rn["sram_high_water_bytes"];
   EXPECT_GT(ra["sram_high_water_bytes"].get<uint32_t>(), 1000u) << ra["sram_high_water_bytes"];
+  // And the engine's speed: with no cycle-level run it was 0.0 tile-cycles a second, read as a
+  // speed (a review, forty-fifth round); null, beside engine_cycles 0.
+  EXPECT_EQ(rn["engine_cycles"], 0) << rn.dump();
+  EXPECT_TRUE(rn["tile_cycles_per_second"].is_null()) << rn["tile_cycles_per_second"];
+  EXPECT_GT(ra["tile_cycles_per_second"].get<double>(), 0.0) << ra["tile_cycles_per_second"];
 }
 
 // With the output layer's weights kept on the wafer, its backward pass takes no bytes from
