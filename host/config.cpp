@@ -122,6 +122,22 @@ ParamInit load_param_init(const YAML::Node& n, const std::string& where, const s
   else if (p.kind != "default" && p.kind != "zeros")
     throw ConfigError(where + ": field '" + field + ".kind': unknown init '" + p.kind +
                       "' (known: default, zeros, fill, normal, uniform, kaiming_uniform, kaiming_normal, xavier_uniform, xavier_normal)");
+  // A parameter of another kind was taken and ignored ({kind: uniform, std: 5} ran uniform on
+  // [0, 1]: a review, forty-fifth round): each kind reads its own, and scale.
+  {
+    const std::vector<std::string> reads = p.kind == "fill"      ? std::vector<std::string>{"value"}
+                                           : p.kind == "normal"  ? std::vector<std::string>{"mean", "std"}
+                                           : p.kind == "uniform" ? std::vector<std::string>{"low", "high"}
+                                           : p.kind == "kaiming_uniform" || p.kind == "kaiming_normal" ? std::vector<std::string>{"a"}
+                                           : p.kind == "xavier_uniform" || p.kind == "xavier_normal"   ? std::vector<std::string>{"gain"}
+                                                                                                      : std::vector<std::string>{};
+    for (const char* key : {"mean", "std", "low", "high", "value", "a", "gain"}) {
+      if (!n[key] || std::find(reads.begin(), reads.end(), key) != reads.end()) continue;
+      std::string list;
+      for (const std::string& r : reads) list += r + ", ";
+      throw ConfigError(where + ": field '" + field + "." + key + "': init '" + p.kind + "' does not read it (it reads " + list + "scale)");
+    }
+  }
   if (p.kind == "normal" && !(p.b >= 0))
     throw ConfigError(where + ": field '" + field + ".std': expected a number >= 0, got " + describe(n["std"]));
   if ((p.kind == "xavier_uniform" || p.kind == "xavier_normal") && !(p.a >= 0))

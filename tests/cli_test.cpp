@@ -172,6 +172,11 @@ TEST(Cli, BadConfigsGiveAClearErrorAndExitCode2) {
        "field 'model.init.weight': expected low <= high, got low '1' and high '0.5'"},
       {"init_default.yaml", "kernel: fc_train\nmodel: {layers: [784, 16, 10], init: {weight: {kind: uniform, low: 2}}}\n",
        "got low '2' and high 1 (the default)"},
+      // A parameter of another kind was accepted and ignored (a review, forty-fifth round).
+      {"init_other.yaml", "kernel: fc_train\nmodel: {layers: [784, 16, 10], init: {weight: {kind: uniform, std: 5}}}\n",
+       "field 'model.init.weight.std': init 'uniform' does not read it (it reads low, high, scale)"},
+      {"init_zeros.yaml", "kernel: fc_train\nmodel: {layers: [784, 16, 10], init: {bias: {kind: zeros, value: 1}}}\n",
+       "field 'model.init.bias.value': init 'zeros' does not read it (it reads scale)"},
       {"sram.yaml", "mesh: {width: 1, height: 1}\ngemv: {rows: 300, cols: 300}\n", "fields 'gemv.rows' and 'gemv.cols': a 300 x 300 matrix on a 1 x 1 PE grid"},
       {"limit.yaml", "mesh: {width: 2, height: 2}\ngemv: {rows: 20, cols: 20}\nrun: {max_cycles: 10}\n", "raise run.max_cycles"},
       // What a PE is busy with, by name: "1 ops or task actions queued behind it" said neither
