@@ -182,11 +182,17 @@ OutputDir::OutputDir(fs::path dir, OutputDirOptions options) : dir_(std::move(di
   // A record with nothing beside it (a run stopped before its first file) is no output to keep apart.
   present.erase(std::remove(present.begin(), present.end(), std::string(kMarker)), present.end());
   if (present.empty() || opt_.continue_run) return;
-  if (!opt_.overwrite)
+  // --overwrite is offered only where it would do something: a folder no wse run recorded it
+  // refuses too (it was suggested there, then refused: a review, forty-fifth round).
+  const bool recorded_run = fs::exists(dir_ / kMarker);
+  if (!opt_.overwrite && recorded_run)
     throw OutputError(what + " " + dir_.string() + " is not empty (it holds " + list(present) +
                       "): a run never writes beside another run's files. Choose a new directory, or pass --overwrite "
                       "to replace the previous wse run there");
-  if (!fs::exists(dir_ / kMarker))
+  if (!opt_.overwrite)
+    throw OutputError(what + " " + dir_.string() + " is not empty (it holds " + list(present) + ") and no wse run wrote it (no " +
+                      std::string(kMarker) + " in it): a run never writes beside other files. Choose a new directory, or empty it yourself");
+  if (!recorded_run)
     throw OutputError(what + " " + dir_.string() + " holds files no wse run recorded (" + list(present) + "; no " +
                       std::string(kMarker) + " in it), and --overwrite deletes only what wse wrote. Empty it yourself, or "
                       "choose a new directory");

@@ -149,6 +149,24 @@ TEST(OutputDir, ANewDirectoryIsCreatedAndRemovedAgainIfNothingIsWritten) {
   EXPECT_NE(slurp(d / ".wse-run").find("# wse run x.yaml"), std::string::npos);
 }
 
+// A folder no wse run recorded: --overwrite would refuse it too, so it is not offered (it was
+// suggested, then refused: a review, forty-fifth round).
+TEST(OutputDir, AFolderNoRunRecordedIsNotOfferedOverwrite) {
+  const fs::path d = test::fresh_dir(dir() / "foreign");
+  fs::create_directories(d);
+  test::write_file(d / "notes.txt", "mine");
+  test::expect_error<OutputError>([&] { OutputDir o(d, {}); },
+                                  {"--out " + d.string() + " is not empty (it holds notes.txt) and no wse run wrote it (no .wse-run in it)",
+                                   "Choose a new directory, or empty it yourself"});
+  try {
+    OutputDir o(d, {});
+  } catch (const OutputError& e) {
+    EXPECT_EQ(std::string(e.what()).find("--overwrite"), std::string::npos) << e.what();
+  }
+  test::expect_error<OutputError>([&] { OutputDir o(d, {"--out", true, false, ""}); }, {"holds files no wse run recorded"});
+  EXPECT_EQ(slurp(d / "notes.txt"), "mine");
+}
+
 TEST(OutputDir, ANonEmptyDirectoryIsRefusedUnlessOverwriteAndThenOnlyWhatWasRecordedGoes) {
   const fs::path d = test::fresh_dir(dir() / "runs");
   {
