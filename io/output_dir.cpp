@@ -11,6 +11,7 @@
 #include <fstream>
 #include <system_error>
 
+#include "core/shown.hpp"
 #include "io/output_file.hpp"
 
 namespace wse {
@@ -324,7 +325,9 @@ void OutputDir::finish_overwrite() {
 
 void OutputDir::write_record() {
   std::string text = "# wse: what the run in this directory wrote; `--overwrite` removes exactly these entries.\n";
-  if (!opt_.command.empty()) text += "# " + opt_.command + "\n";
+  // The command as a comment line: a newline in one of its words (a quoted path) would end it,
+  // and the rest would read as an entry --overwrite then deletes (a review, forty-fifth round).
+  if (!opt_.command.empty()) text += "# " + shown(opt_.command) + "\n";
   for (const std::string& e : entries_) text += e + "\n";
   for (const std::string& e : previous_)  // the previous run's, until this run has finished
     if (!recorded_now(e)) text += e + "\n";

@@ -167,6 +167,24 @@ TEST(OutputDir, AFolderNoRunRecordedIsNotOfferedOverwrite) {
   EXPECT_EQ(slurp(d / "notes.txt"), "mine");
 }
 
+// The record's command line is a comment: a newline in a word of the command ended it, and the
+// next line, a name, read as an entry the next --overwrite deleted (a review, forty-fifth round).
+TEST(OutputDir, ANewlineInTheCommandStaysInItsCommentLine) {
+  const fs::path d = test::fresh_dir(dir() / "newline");
+  {
+    OutputDir first(d, {"--out", false, false, "wse run 'a\nnotes.txt' --out x"});
+    write_file_atomic(first.entry("report.json"), "first", "report");
+  }
+  EXPECT_EQ(OutputDir::recorded(d), (std::vector<std::string>{"report.json"}));
+  EXPECT_NE(slurp(d / ".wse-run").find("# wse run 'a\\x0anotes.txt' --out x\n"), std::string::npos) << slurp(d / ".wse-run");
+  test::write_file(d / "notes.txt", "mine");
+  {
+    OutputDir second(d, {"--out", true, false, "wse run"});
+    write_file_atomic(second.entry("report.json"), "second", "report");
+  }
+  EXPECT_EQ(slurp(d / "notes.txt"), "mine");
+}
+
 TEST(OutputDir, ANonEmptyDirectoryIsRefusedUnlessOverwriteAndThenOnlyWhatWasRecordedGoes) {
   const fs::path d = test::fresh_dir(dir() / "runs");
   {
