@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/log.hpp"
+#include "core/shown.hpp"
 #include "fabric/partition.hpp"
 #include "host/batch_order.hpp"
 #include "host/epoch_projection.hpp"
@@ -406,7 +407,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
       std::string list;
       for (const auto& [key, now] : data_settings(train, test))
         if (auto it = resume.recorded.find(key); it != resume.recorded.end() && it->second != now)  // (older checkpoints: not recorded)
-          list += "\n  field '" + key + "': " + now + ", but the run had " + it->second;
+          list += "\n  field '" + key + "': " + now + ", but the run had " + shown(it->second);
       if (!list.empty()) {
         throw ConfigError(where + ": --resume finishes the run " + modes.resume.string() + " came from, on its data, but this config's data differ:" +
                           list + "\n(data.dir, data.train_samples and data.eval_samples; to start a new run from its weights on this data, set "

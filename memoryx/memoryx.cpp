@@ -134,7 +134,7 @@ void MemoryX::initialize(Checkpoint* in_memory, const SafetensorsFile* file, con
     }
     auto check_known = [&](const std::string& name) {
       if (!expected.count(name))
-        throw UsageError(where + ": tensor '" + name + "' is not a parameter or optimizer state of this model (is it a checkpoint of this model and optimizer?)");
+        throw UsageError(where + ": tensor '" + shown(name) + "' is not a parameter or optimizer state of this model (is it a checkpoint of this model and optimizer?)");
     };
     if (file)
       for (const TensorEntry& e : file->tensors()) check_known(e.name);

@@ -126,7 +126,7 @@ SafetensorsFile::SafetensorsFile(std::filesystem::path path) : path_(std::move(p
     throw bad("header is not valid JSON: " + shown(why));
   }
   if (!header.is_object()) throw bad("header is not a JSON object");
-  if (!duplicate.empty()) throw bad("header names '" + duplicate + "' twice (expected each tensor once)");
+  if (!duplicate.empty()) throw bad("header names '" + shown(duplicate) + "' twice (expected each tensor once)");
   const uint64_t data_start = 8 + len, data_size = size - data_start;
   for (auto it = header.begin(); it != header.end(); ++it) {
     const std::string& name = it.key();
@@ -139,7 +139,7 @@ SafetensorsFile::SafetensorsFile(std::filesystem::path path) : path_(std::move(p
       }
       continue;
     }
-    const std::string field = "tensor '" + name + "'";
+    const std::string field = "tensor '" + shown(name) + "'";
     if (!e.is_object()) throw bad(field + ": expected an object {dtype, shape, data_offsets}, got " + std::string(e.type_name()));
     for (auto k = e.begin(); k != e.end(); ++k)
       if (k.key() != "dtype" && k.key() != "shape" && k.key() != "data_offsets")
@@ -181,7 +181,7 @@ SafetensorsFile::SafetensorsFile(std::filesystem::path path) : path_(std::move(p
   for (size_t i = 1; i < tensors_.size(); ++i) {
     const TensorEntry &a = tensors_[i - 1], &b = tensors_[i];
     if (b.offset < a.offset + a.numel * sizeof(float) && b.numel && a.numel)
-      throw bad("tensors '" + a.name + "' and '" + b.name + "' overlap in the data (expected each byte to belong to one tensor)");
+      throw bad("tensors '" + shown(a.name) + "' and '" + shown(b.name) + "' overlap in the data (expected each byte to belong to one tensor)");
   }
 }
 
@@ -195,7 +195,7 @@ void SafetensorsFile::read(const TensorEntry& t, float* out) const {
   std::ifstream in(path_, std::ios::binary);  // one stream per call: tasks read in parallel
   in.seekg(std::streamoff(t.offset));
   in.read(reinterpret_cast<char*>(out), std::streamsize(t.numel * sizeof(float)));
-  if (!in) throw UsageError(where_ + ": truncated data for tensor '" + t.name + "'");
+  if (!in) throw UsageError(where_ + ": truncated data for tensor '" + shown(t.name) + "'");
 }
 
 Checkpoint read_safetensors(const std::filesystem::path& path) {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/errors.hpp"
+#include "core/shown.hpp"
 #include "core/splitmix.hpp"
 
 namespace wse {
@@ -58,7 +59,7 @@ SparsityInit parse_sparsity_init(const std::string& name, const std::string& fie
   if (name == "random") return SparsityInit::Random;
   if (name == "topk") return SparsityInit::TopK;
   if (name == "from_zeros") return SparsityInit::FromZeros;
-  throw UsageError(field + ": unknown init_method '" + name + "' (known: random, topk, from_zeros)");
+  throw UsageError(field + ": unknown init_method '" + shown(name) + "' (known: random, topk, from_zeros)");
 }
 
 bool sparsified_by_default(const ParamInfo& p) {

@@ -187,6 +187,11 @@ TEST(CheckpointValidation, ResumeChecksNamesShapesAndOptimizerAgainstTheModel) {
   });
   test::expect_error<UsageError>([&] { MemoryX(cfg, kModel, SafetensorsFile(stray)); },
                                  {"stray.safetensors", "tensor 'fc3.weight' is not a parameter or optimizer state of this model"});
+  // Its name with an escape byte in it: shown as \x1b, not sent to the terminal (a review, forty-fifth round).
+  const fs::path escaped = edited(ok, "escaped.safetensors", [](nlohmann::json& h) {
+    h["fc3\x1b[2J"] = {{"dtype", "F32"}, {"shape", {0}}, {"data_offsets", {0, 0}}};
+  });
+  test::expect_error<UsageError>([&] { MemoryX(cfg, kModel, SafetensorsFile(escaped)); }, {"tensor 'fc3\\x1b[2J' is not a parameter"});
   // Written under Adam, resumed under SGD.
   const fs::path adam = good_checkpoint("adam.safetensors", "adam");
   test::expect_error<UsageError>([&] { MemoryX(cfg, kModel, SafetensorsFile(adam)); },

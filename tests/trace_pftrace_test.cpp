@@ -434,6 +434,23 @@ TEST(TracePftrace, TimelinesCutByTheirBudgetSayFromWhereBarsMayBeMissing) {
   EXPECT_TRUE(cut.truncated);
   EXPECT_EQ(cut.bars, 2u);
   EXPECT_EQ(cut.complete_until, 5u);
+  // A trace and a dump of other runs, with an escape byte in the trace's machine and the dump's
+  // layer: the refusal shows both as \x1b (they reached the terminal raw: a review, forty-fifth round).
+  const auto odd = test::temp_file("escape.pftrace");
+  const TraceInfo escaped{"wse\x1b[2J", "gemv", "fwd", "2x1", 10, 0};
+  {
+    PftraceWriter w(odd);
+    w.begin(escaped);
+    w.slice(w.slice_track(w.group(0, "PE (0,0)", 0), "PE (0,0)", 0), 0, 5, "receive_x", {}, {}, {});
+    w.finish();
+  }
+  const TraceInfo dump{"wse2", "fc\x1b-1", "fwd", "2x1", 10, 0};
+  test::expect_error<UsageError>([&] { load_pe_timelines(odd, 2, 1, 3, dump.describe()); }, {"wse\\x1b[2J", "fc\\x1b-1"});
+  try {
+    load_pe_timelines(odd, 2, 1, 3, dump.describe());
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).find('\x1b'), std::string::npos) << e.what();
+  }
 }
 
 // A slice track at the top (the cluster trace's critical path) was an unnamed "Process 1" with

@@ -392,6 +392,13 @@ TEST(TrainCli, ARefusalsAdviceIsOneTheMachineAllows) {
   const uint32_t named = uint32_t(std::stoul(o.text.substr(at + use.size())));
   EXPECT_EQ(validate("advice_cols_n.yaml", "wse2", "[784, 6000, 10]", named).code, 0) << named;
   EXPECT_EQ(validate("advice_cols_n1.yaml", "wse2", "[784, 6000, 10]", named - 1).code, 2) << named;
+  // There, two samples per PE row do not fit and one does: said in the singular ("1 samples").
+  o = wse("run " + write("advice_one.yaml", "machine: wse2\nmesh: {width: " + std::to_string(named) +
+                                               ", height: 1}\nkernel: fc_train\nmodel: {layers: [784, 6000, 10]}\n"
+                                               "data: {train_samples: 16, eval_samples: 0}\ntraining: {batch_size: 2}\n").string() +
+          " --validate_only");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("; it fits with 1 sample per PE row, i.e. batch_size 1 on this mesh"), std::string::npos) << o.text;
   // Sparse: 784 -> 1000 on 4 columns is 197 rows x 1000 positions; 61 + 1 rows fit 16 bits at 13
   // columns (784 / 13 rounds up to 61, the east-most one's bias row besides), 66 + 1 at 12 do not.
   const std::string sparse = "weights: {encoding: sparse}\nsparsity: {sparsity: 0.5}\n";

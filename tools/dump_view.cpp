@@ -1,7 +1,5 @@
 #include "tools/dump_view.hpp"
 
-#include "core/shown.hpp"
-
 #include <fstream>
 #include <iterator>
 #include <set>

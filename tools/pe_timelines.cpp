@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "core/errors.hpp"
+#include "core/shown.hpp"
 #include "tools/pftrace_reader.hpp"
 
 namespace wse {
@@ -46,22 +47,22 @@ PeTimelines load_pe_timelines(const std::filesystem::path& trace, uint32_t width
                          std::string said = tr.description;
                          if (!tr.parent && said.size() > run.size() && said.compare(0, run.size() + 2, run + "; ") == 0) {
                            t.scope = parse_scope(said.substr(run.size() + 2));
-                           if (!t.scope) throw UsageError("trace " + trace.string() + ": track '" + tr.name + "' has a scope that does not read: " + said);
+                           if (!t.scope) throw UsageError("trace " + trace.string() + ": track '" + shown(tr.name) + "' has a scope that does not read: " + shown(said));
                            said = run;
                          }
                          if (!tr.parent && said.find(" across the cluster's actors") != std::string::npos)
-                           throw UsageError("trace " + trace.string() + ": the cluster trace (the " + tr.description +
+                           throw UsageError("trace " + trace.string() + ": the cluster trace (the " + shown(tr.description) +
                                             "), which has no PE timelines; give the layer's trace, trace.pftrace (trace.json) beside the dump");
                          if (!tr.parent && !said.empty() && said != run)
-                           throw UsageError("trace " + trace.string() + ": track '" + tr.name + "' says it is the " + tr.description +
-                                            ", but the dump is of another run (its trace would be the " + run +
+                           throw UsageError("trace " + trace.string() + ": track '" + shown(tr.name) + "' says it is the " + shown(tr.description) +
+                                            ", but the dump is of another run (its trace would be the " + shown(run) +
                                             "); give the trace `wse trace` wrote with the dump");
                          Where w;
                          unsigned x = 0, y = 0, k = 0;
                          char tail = 0;
                          if (std::sscanf(tr.name.c_str(), "PE (%u,%u)%c", &x, &y, &tail) == 2 && !tr.counter) {
                            if (x >= width || y >= height)
-                             throw UsageError("trace " + trace.string() + ": track '" + tr.name + "' names a PE outside the " +
+                             throw UsageError("trace " + trace.string() + ": track '" + shown(tr.name) + "' names a PE outside the " +
                                               std::to_string(width) + "x" + std::to_string(height) + " mesh of the dump (a trace of another run?)");
                            w = {true, x, y, 0};
                          } else if (std::sscanf(tr.name.c_str(), "ut%u%c", &k, &tail) == 1 && !tr.counter) {

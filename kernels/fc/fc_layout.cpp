@@ -225,7 +225,7 @@ void FcLayout::check_sram_plan(const MachineSpec& machine) const {
       // (a buffer of a layer's whole width, `acc`, does not shrink with them; 750 is a WSE-2's most).
       std::string advice;
       if (fits) {
-        advice = "; it fits with " + std::to_string(fits) + " samples per PE row, i.e. batch_size " +
+        advice = "; it fits with " + std::to_string(fits) + (fits == 1 ? " sample" : " samples") + " per PE row, i.e. batch_size " +
                  std::to_string(uint64_t(fits) * p_ * model_.num_csx) + " on this mesh, or with more PE rows (mesh.height)";
       } else if (q_ < machine.fabric_width && fits_one_row_per_pe(machine, machine.fabric_width)) {
         uint32_t lo = q_, hi = machine.fabric_width;  // the fewest columns that fit: lo does not, hi does
