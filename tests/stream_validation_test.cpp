@@ -233,6 +233,16 @@ TEST(StreamValidation, EveryContradictionInAGradientStreamIsNamed) {
   test::expect_error<UsageError>([&] { decode_gradient_stream(gradient(6, 3, 18), "g", &other); }, {"field 'rows'", "6, expected 785"});
 }
 
+// What `wse inspect` prints of a GradientStream written to a file of that name.
+std::string inspected(const GradientMessage& g, const std::string& name) {
+  const std::filesystem::path file = test::process_scratch() / name;
+  const SharedBuffer bytes = encode_gradient_stream(g);
+  test::write_file(file, std::string(bytes->begin(), bytes->end()));
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(inspect_stream_file(file), 0);
+  return testing::internal::GetCapturedStdout();
+}
+
 // Every field of a GradientStream survives encoding and decoding, and `wse inspect` prints the
 // wafer the stream came from. Found by a mutation test: the decoder setting `wafer` to 0 passed
 // every test (each test's stream was wafer 0's); inspect then said "wafer 0" of wafer 1's stream.
@@ -252,12 +262,7 @@ TEST(StreamValidation, AGradientStreamsEveryFieldSurvivesARoundTrip) {
     EXPECT_EQ(back.sparse, g.sparse);
     EXPECT_EQ(back.indices, g.indices);
     EXPECT_EQ(back.values, g.values);
-    const std::filesystem::path file = test::process_scratch() / (sparse ? "wafer3_sparse.wsgs" : "wafer3.wsgs");
-    const SharedBuffer bytes = encode_gradient_stream(g);
-    test::write_file(file, std::string(bytes->begin(), bytes->end()));
-    testing::internal::CaptureStdout();
-    EXPECT_EQ(inspect_stream_file(file), 0);
-    const std::string shown = testing::internal::GetCapturedStdout();
+    const std::string shown = inspected(g, sparse ? "wafer3_sparse.wsgs" : "wafer3.wsgs");
     EXPECT_NE(shown.find("layer fc2 (#1) step 78 (field 'step' 77) wafer 3, "), std::string::npos) << shown;
   }
   // Steps as every other output counts them, from 1 (it said "step 77" of the stream the log calls
@@ -265,24 +270,14 @@ TEST(StreamValidation, AGradientStreamsEveryFieldSurvivesARoundTrip) {
   {
     GradientMessage g;
     g.layer = "fc1", g.rows = 2, g.cols = 1, g.values = {1.0f, 2.0f}, g.step = (uint64_t(1) << 48) + 2;
-    const std::filesystem::path file = test::process_scratch() / "eval.wsgs";
-    const SharedBuffer bytes = encode_gradient_stream(g);
-    test::write_file(file, std::string(bytes->begin(), bytes->end()));
-    testing::internal::CaptureStdout();
-    EXPECT_EQ(inspect_stream_file(file), 0);
-    const std::string shown = testing::internal::GetCapturedStdout();
+    const std::string shown = inspected(g, "eval.wsgs");
     EXPECT_NE(shown.find("layer fc1 (#0) evaluation batch 3 (field 'step' 281474976710658) wafer 0, "), std::string::npos) << shown;
   }
   // A layer name holding an escape was printed raw, acting on the terminal (an error audit,
   // forty-fourth round): shown as \xNN, as a config's text is.
   GradientMessage g;
   g.layer = "fc1\x1b[31m", g.rows = 1, g.cols = 1, g.values = {1.0f};
-  const std::filesystem::path file = test::process_scratch() / "escape.wsgs";
-  const SharedBuffer bytes = encode_gradient_stream(g);
-  test::write_file(file, std::string(bytes->begin(), bytes->end()));
-  testing::internal::CaptureStdout();
-  EXPECT_EQ(inspect_stream_file(file), 0);
-  const std::string shown = testing::internal::GetCapturedStdout();
+  const std::string shown = inspected(g, "escape.wsgs");
   EXPECT_NE(shown.find("layer fc1\\x1b[31m (#0)"), std::string::npos) << shown;
   EXPECT_EQ(shown.find('\x1b'), std::string::npos) << "an escape byte reached standard output";
 }
