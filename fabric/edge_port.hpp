@@ -146,7 +146,7 @@ class alignas(64) EgressPort {  // aligned as IngressPort is
   // start + ceil(k * den / num), the closed form; a port left idle banks nothing. (Until the
   // forty-fifth round the slot was that closed form of k alone, so a port that had waited for
   // its wavelets sent the late ones back to back, at a wavelet a cycle: GEMV at 1 byte a cycle
-  // of I/O ended in 5,274 cycles, its output alone needing 8,192 at the port's share.)
+  // of I/O ended in 5,274 cycles, its 1,000 outputs alone needing 4,000 at the egress share.)
   Cycle next_slot() const {
     if (received_.empty()) return start_;
     return Cycle((next_free_ + (rate_.num - 1)) / rate_.num);

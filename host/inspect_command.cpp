@@ -2,11 +2,11 @@
 
 #include <cstdio>
 #include <fstream>
-#include <string>
 #include <iterator>
+#include <string>
 
-#include "core/errors.hpp"
 #include "cluster/step_plan.hpp"
+#include "core/errors.hpp"
 #include "core/shown.hpp"
 #include "io/input_file.hpp"
 #include "wire/gradient_stream.hpp"
