@@ -138,6 +138,7 @@ class alignas(64) EgressPort {  // aligned as IngressPort is
   void restart(Cycle start) {
     received_.clear();
     start_ = start;
+    next_slot_ = start;
   }
 
   // The port's link off the wafer carries a wavelet for den / num cycles: the k-th wavelet
@@ -147,19 +148,19 @@ class alignas(64) EgressPort {  // aligned as IngressPort is
   // forty-fifth round the slot was that closed form of k alone, so a port that had waited for
   // its wavelets sent the late ones back to back, at a wavelet a cycle: GEMV at 1 byte a cycle
   // of I/O ended in 5,274 cycles, its 1,000 outputs alone needing 4,000 at the egress share.)
-  Cycle next_slot() const {
-    if (received_.empty()) return start_;
-    return Cycle((next_free_ + (rate_.num - 1)) / rate_.num);
-  }
-  bool can_accept(Cycle now) const { return next_slot() <= now; }
+  // (Kept, not derived from next_free_ when asked: the router asks every cycle it has a wavelet
+  // for the port, and a 128-bit division there cost more than the hop.)
+  Cycle next_slot() const { return next_slot_; }
+  bool can_accept(Cycle now) const { return next_slot_ <= now; }
   // A wavelet passes in cycle `now` (can_accept(now)) and reaches the far end at `arrival`.
   void accept(Cycle now, Cycle arrival, Wavelet w) {
     // Its start, in 1/num cycles: when the link became free, if that was within this cycle (it
     // had waited for the link: the closed form's fraction kept), else now (the link had waited
     // for it).
-    const unsigned __int128 start = next_slot() == now ? (received_.empty() ? static_cast<unsigned __int128>(start_) * rate_.num : next_free_)
-                                                       : static_cast<unsigned __int128>(now) * rate_.num;
+    const unsigned __int128 start = next_slot_ == now ? (received_.empty() ? static_cast<unsigned __int128>(start_) * rate_.num : next_free_)
+                                                      : static_cast<unsigned __int128>(now) * rate_.num;
     next_free_ = start + rate_.den;
+    next_slot_ = rate_.num == 1 ? Cycle(next_free_) : Cycle((next_free_ + (rate_.num - 1)) / rate_.num);  // (link rate: no division)
     received_.push_back({arrival, w});
   }
   const std::vector<EgressArrival>& received() const { return received_; }
@@ -171,6 +172,7 @@ class alignas(64) EgressPort {  // aligned as IngressPort is
   Cycle start_ = 0;
   bool carries_ = true;
   unsigned __int128 next_free_ = 0;  // when the link is free for the next wavelet, in 1/num cycles
+  Cycle next_slot_ = 0;              // the cycle that is in: the ceiling of next_free_ / num
   std::vector<EgressArrival> received_;
 };
 
