@@ -1,6 +1,8 @@
 #pragma once
 // The run's log: `wse run --logging DEBUG|INFO|WARNING`. Warnings and debug lines go to stderr so
-// stdout stays the run's summary.
+// stdout stays the run's summary. The progress lines a training run prints on stdout (its init
+// line, a line per `training.log_every` steps, each checkpoint written) are info: WARNING leaves
+// them out, and keeps the run's header, notes, warnings and results.
 #include <cstdio>
 #include <string>
 
@@ -12,6 +14,9 @@ inline LogLevel& log_level() {
   static LogLevel level = LogLevel::Info;
   return level;
 }
+
+// Whether info lines are printed (the level is INFO or DEBUG).
+inline bool log_info() { return log_level() <= LogLevel::Info; }
 
 inline void log(LogLevel level, const std::string& line) {
   if (level < log_level()) return;

@@ -192,7 +192,7 @@ void print(std::FILE* out, const CongestionProfile& p, size_t top_n) {
 }
 
 void print(std::FILE* out, const SramProfile& p) {
-  std::fprintf(out, "  SRAM              high water %u of %u bytes at PE %s, mean %.0f bytes per PE\n", p.high_water_max,
+  std::fprintf(out, "  SRAM              high water %u of %u bytes at PE %s, mean %.1f bytes per PE\n", p.high_water_max,
                p.capacity, to_string(p.high_water_pe).c_str(), p.high_water_mean);
   for (const auto& b : p.buffers)
     std::fprintf(out, "    %-16s %8llu PEs, %12llu bytes, at most %u per PE\n", b.name.c_str(), (unsigned long long)b.pes,

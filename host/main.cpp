@@ -189,7 +189,7 @@ int command_main(int argc, char** argv) {
           const uint64_t v = std::stoull(s);
           return v < lo || v > hi ? want : std::string();
         },
-        "UINT:[" + std::to_string(lo) + "-" + std::to_string(hi) + "]");
+        "[" + std::to_string(lo) + "-" + std::to_string(hi) + "]");  // after the type CLI11 shows: UINT:[lo-hi]
   };
   std::string config;
   unsigned threads = 0;  // 0: the engine chooses (host/thread_choice.hpp)
@@ -230,7 +230,8 @@ int command_main(int argc, char** argv) {
                   "train from its step to the step that run was to end at, with the same config, into a new --out")
       ->check(non_empty);
   std::string logging = "INFO";
-  run->add_option("--logging", logging, "Log level: DEBUG (also logs each parameter as it is sparsified), INFO (default), WARNING")
+  run->add_option("--logging", logging, "Log level: DEBUG (also logs each parameter as it is sparsified), INFO (default), WARNING (a training run "
+                  "without its init, step and checkpoint lines: the header, notes, warnings and results only)")
       ->check(CLI::IsMember({"DEBUG", "INFO", "WARNING"}, CLI::ignore_case));
   wse::TraceOptions trace_opt;
   TraceArgs trace_args;

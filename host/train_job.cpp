@@ -53,7 +53,7 @@ struct CheckpointDir {
     if (dir.empty()) dir = own ? own->path() : out->subdir("checkpoints");
     const fs::path path = own ? own->entry(name) : out->entry_in("checkpoints", name);
     t.memoryx().write_checkpoint(path);  // atomically: to a temporary, then renamed
-    std::printf("  checkpoint %s\n", path.string().c_str());
+    if (log_info()) std::printf("  checkpoint %s\n", path.string().c_str());
     std::fflush(stdout);
     return path;
   }
@@ -164,6 +164,8 @@ nlohmann::json cluster_json(const Cluster& c, const RunConfig& cfg) {
                       {"memoryx_latency_cycles", m.memoryx_latency_cycles},
                       {"edge_buffer_bytes", m.edge_buffer_bytes},
                       {"input_bytes_per_cycle", m.input_bytes_per_cycle},
+                      {"input_latency_cycles", m.input_latency_cycles},
+                      {"user_node_latency_cycles", m.user_node_latency_cycles},
                       {"layers", layers}};
   const size_t last = cfg.train.layers.size() - 2;
   const uint64_t saved = c.stream_bytes(last, StreamPass::Backward);
@@ -366,7 +368,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     std::printf("  note: precision fp32 with sparse weight streams: each weight crosses the fabric as fp16 (a sparse wavelet holds a "
                 "16-bit value and its 16-bit position); MemoryX keeps and updates fp32 weights. weights.encoding: dense streams "
                 "fp32 weights, zeros included\n");
-  {
+  if (log_info()) {
     const InitStats& is = trainer.memoryx().init_stats();
     std::printf("  init: %s%s, %llu tensors, %llu ops recorded, %llu of them pruned (never run), %.2f s, %.1f MiB in MemoryX, peak host memory %.1f MiB\n",
                 tc.memoryx.init.lazy ? "lazy" : "eager",
@@ -557,7 +559,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
       if (s == first) first_loss_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
       window_loss += r.loss, ++window;
       const uint64_t done = s + 1;
-      if (done % tc.log_every == 0 || done == end) {
+      if (log_info() && (done % tc.log_every == 0 || done == end)) {
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         progress.clear();
         // A functional step's cycles are projected from the last cycle-level run of each pass; with

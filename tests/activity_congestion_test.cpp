@@ -2,6 +2,8 @@
 // appears on exactly the two links that feed it, in the report and in the dump, nowhere else.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -188,6 +190,17 @@ TEST(ActivityCongestion, SramProfileBreaksDownNamedBuffers) {
   // Over the PEs with a program (found by a mutation test: over every tile, a GEMV grid smaller
   // than its mesh showed 2,978 bytes for 4,188).
   EXPECT_DOUBLE_EQ(s.high_water_mean, (1000.0 + 2000.0 + 3104.0) / 3);
+  // Printed as it is, to a tenth of a byte (a "%.0f" mean of 4,188.5 read 4188).
+  char* text = nullptr;
+  size_t size = 0;
+  std::FILE* f = open_memstream(&text, &size);
+  ASSERT_NE(f, nullptr);
+  print(f, s);
+  std::fclose(f);
+  const std::string printed(text, size);
+  std::free(text);
+  EXPECT_NE(printed.find("high water 3104 of "), std::string::npos) << printed;
+  EXPECT_NE(printed.find(", mean 2034.7 bytes per PE"), std::string::npos) << printed;
   EXPECT_EQ(s.high_water_pe, (Coord{2, 0}));
   ASSERT_EQ(s.buffers.size(), 2u);
   EXPECT_EQ(s.buffers[0].name, "weights");

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 namespace {
 
@@ -256,6 +257,17 @@ TEST(Cli, MissingConfigFileAndBadFlags) {
   Output help = wse("run --help");
   EXPECT_EQ(help.code, 0);
   EXPECT_NE(help.text.find("--threads"), std::string::npos);
+  // Each bounded number's type once, then its range (it read "UINT:UINT:[1-4096]": the
+  // validator's description repeated the type CLI11 shows).
+  for (const auto& [cmd, shown] : {std::pair<const char*, const char*>{"run", "--threads UINT:[1-4096]"},
+                                   {"trace", "--interval UINT:[1-1099511627776]"},
+                                   {"trace", "--top UINT:[1-100000]"},
+                                   {"viz", "--max-frames UINT:[1-1000000]"}}) {
+    Output h = wse(std::string(cmd) + " --help");
+    EXPECT_EQ(h.code, 0) << cmd;
+    EXPECT_NE(h.text.find(shown), std::string::npos) << cmd << ": " << shown << "\n" << h.text;
+    EXPECT_EQ(h.text.find("UINT:UINT"), std::string::npos) << cmd << "\n" << h.text;
+  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// `wse run` with a sparsity block, `--validate_only`, `--logging DEBUG` and
+// `wse run` with a sparsity block, `--validate_only`, `--logging DEBUG` / `WARNING` and
 // `wse finalize-checkpoint`, as a user meets them.
 #include <gtest/gtest.h>
 
@@ -140,6 +140,28 @@ TEST(SparsityCli, LoggingDebugLogsEachParameterAsItIsSparsified) {
   EXPECT_NE(o.text.find("debug: sparsity: fc2.weight [160] topk level 0.8 seed 13: 128 pruned, 32 kept"), std::string::npos) << o.text;
   Output bad = wse("run " + write("d.yaml", kSparse).string() + " --logging LOUD");
   EXPECT_EQ(bad.code, 2) << bad.text;
+}
+
+// `--logging WARNING` printed what INFO prints (the forty-fifth round's audit): nothing logged at
+// the info level. A training run's progress lines (init, a line per log_every steps, each
+// checkpoint) are info now; the header, the warnings and the results stay.
+TEST(SparsityCli, LoggingWarningLeavesOutTheProgressLines) {
+  const std::string yaml = base("{batch_size: 16, max_steps: 2, log_every: 1, checkpoint_every: 1}") +
+                           "sparsity:\n  sparsity: 0.8\n  param_name_patterns: {fc1.weight: , nothing: }\n";
+  std::string text[2];
+  for (int warning = 0; warning < 2; ++warning) {
+    const fs::path out = wse::test::fresh_dir(dir() / ("warning_out" + std::to_string(warning)));
+    Output o = wse("run " + write("w.yaml", yaml).string() + " --threads 1 --out " + out.string() + (warning ? " --logging warning" : ""));
+    ASSERT_EQ(o.code, 0) << o.text;
+    EXPECT_TRUE(fs::exists(out / "checkpoints" / "step_1.safetensors")) << "the checkpoints are written all the same";
+    text[warning] = o.text;
+    for (const char* kept : {"wse: fc_train 784 -> 16 -> 10", "warning: sparsity: pattern 'nothing' matches no parameter", "s per step on the host"})
+      EXPECT_NE(o.text.find(kept), std::string::npos) << kept << "\n" << o.text;
+  }
+  for (const char* info : {"  init: ", "  step     1  epoch 1", "  step     2  epoch 1", "  checkpoint ", "step_2.safetensors"}) {
+    EXPECT_NE(text[0].find(info), std::string::npos) << "INFO: " << info << "\n" << text[0];
+    EXPECT_EQ(text[1].find(info), std::string::npos) << "WARNING: " << info << "\n" << text[1];
+  }
 }
 
 TEST(SparsityCli, FinalizeCheckpointLeavesAStandardDenseCheckpoint) {

@@ -281,6 +281,22 @@ TEST(TrainCli, ARetainedLayerTakesNoMemoryXBytes) {
   EXPECT_EQ(r[1]["loss_per_step"], r[0]["loss_per_step"]);
 }
 
+// The report's `cluster` block gives the cluster figures in force, the two latencies of the
+// input path among them (a forty-fifth round audit: they were only in the machine preset).
+TEST(TrainCli, TheClusterBlockGivesTheInputPathsLatencies) {
+  const fs::path out = wse::test::fresh_dir(dir() / "latencies");
+  const std::string yaml =
+      "machine: {preset: wse2, input_latency_cycles: 123, user_node_latency_cycles: 4567, swarmx_latency_cycles: 89}\n"
+      "mesh: {width: 4, height: 2}\nkernel: fc_train\nmodel: {layers: [784, 16, 10]}\n"
+      "data: {train_samples: 16, eval_samples: 0}\noptimizer: {kind: sgd, lr: 0.1}\ntraining: {batch_size: 16}\n";
+  Output o = wse("run " + write("latencies.yaml", yaml).string() + " --threads 1 --out " + out.string());
+  ASSERT_EQ(o.code, 0) << o.text;
+  const nlohmann::json c = nlohmann::json::parse(std::ifstream(out / "report.json"))["cluster"];
+  EXPECT_EQ(c["input_latency_cycles"], 123) << c.dump();
+  EXPECT_EQ(c["user_node_latency_cycles"], 4567) << c.dump();
+  EXPECT_EQ(c["swarmx_latency_cycles"], 89) << c.dump();
+}
+
 // Mixed precision's default loss scale is 128, as the config reference says: the same losses and
 // recorded settings as a config that gives 128 (a mutation test's survivor, forty-fourth round: a
 // default of 1 passed every test).
