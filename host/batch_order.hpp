@@ -15,7 +15,8 @@ class BatchOrder {
  public:
   BatchOrder(uint32_t samples, uint32_t batch, bool shuffle, uint64_t seed);
   uint32_t steps_per_epoch() const { return samples_ / batch_; }
-  // Copies step s's batch into x (batch x features) and y (batch labels).
+  // Copies the batch of the run's step s (counted from the run's first step: its epochs begin there) into x
+  // (batch x features) and y (batch labels).
   void gather(const Dataset& d, uint64_t step, float* x, uint8_t* y);
 
  private:

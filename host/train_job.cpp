@@ -38,6 +38,10 @@ namespace fs = std::filesystem;
 
 // The run's plan, in every checkpoint's metadata, so that --resume can finish the run.
 constexpr const char* kRunEndStep = "run_end_step";
+// The step the run began at: its epochs (the data order, the epoch test passes, the epoch in the
+// log) count from there. 0 for a fresh run; a training.resume_from run begins at its checkpoint's
+// step, and a --resume run at the step the run it finishes began at.
+constexpr const char* kRunStartStep = "run_start_step";
 constexpr const char* kRunBatchSize = "run_batch_size";
 constexpr const char* kRunTrainSamples = "run_train_samples";
 constexpr const char* kRunSettings = "run_settings";  // host/run_settings.hpp
@@ -240,6 +244,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   struct {
     bool on = false;
     uint64_t step = 0, end = 0, samples = 0;
+    uint64_t start = 0;    // the step that run began at (0 when not recorded: an older version's, whose epochs counted from 0)
     RunSettings recorded;  // the checkpoint's run settings (none from an older version)
   } resume;
   // A config's resume_from is read the same way, up front, so that its errors name the field
@@ -263,6 +268,12 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
     const uint64_t batch = metadata_count(ck, kRunBatchSize, hint);
     if (resume.step >= resume.end)
       throw UsageError(ck.where() + ": is at step " + std::to_string(resume.step) + ", where its run ended: nothing to resume");
+    if (ck.metadata().count(kRunStartStep)) {
+      resume.start = metadata_count(ck, kRunStartStep, hint);
+      if (resume.start > resume.step)
+        throw UsageError(ck.where() + ": field '__metadata__." + kRunStartStep + "': " + std::to_string(resume.start) +
+                         ", after the checkpoint's own step " + std::to_string(resume.step) + " (a damaged checkpoint)");
+    }
     if (batch != tc.batch_size)
       throw ConfigError(where + ": field 'training.batch_size': " + std::to_string(tc.batch_size) + ", but the run " + ck.where() +
                         " came from had " + std::to_string(batch) + " (--resume finishes that run, with its config)");
@@ -477,7 +488,13 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
                 tc.shuffle ? "others each epoch, as data.shuffle orders them" : "the same ones every epoch");
   const uint64_t first = trainer.memoryx().step();
   const uint64_t end = run_end(train, test);
+  // Where the run's epochs count from (kRunStartStep): its own first step, or the first step of
+  // the run --resume finishes. (They counted from step 0 until the forty-sixth round: a
+  // resume_from run from step 1 of a 2-step epoch ran its "epoch" test passes after its 1st and
+  // 3rd steps, and with data.shuffle its epochs saw 62 of 80 samples each, 18 of them twice.)
+  const uint64_t run_start = resume.on ? resume.start : first;
   trainer.memoryx().set_run_metadata({{kRunEndStep, std::to_string(end)},
+                                      {kRunStartStep, std::to_string(run_start)},
                                       {kRunBatchSize, std::to_string(tc.batch_size)},
                                       {kRunTrainSamples, std::to_string(train.count)},
                                       {kRunSettings, run_settings_text(run_settings(tc, cfg.mesh, train, test))}});
@@ -535,7 +552,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   int stopped_by = 0;
   fs::path last_checkpoint;
   {
-    if (first < end) order.gather(train, first, bx[first % 3].data(), by[first % 3].data());
+    if (first < end) order.gather(train, first - run_start, bx[first % 3].data(), by[first % 3].data());
     for (uint64_t s = first; s < end; ++s) {
       // The next step's batch too, so the cluster can start on it before this step ends; but not
       // across an epoch's test pass, which must see this step's weights (a test pass waits for
@@ -543,9 +560,9 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
       // had counted 0 cycles).
       const bool more = s + 1 < end;
       // (A test set smaller than a batch scores nothing: no pass, and no break in the pipeline.)
-      const bool tests_after = tc.epochs > 1 && test.count >= tc.batch_size && (s + 1) % steps_per_epoch == 0;
+      const bool tests_after = tc.epochs > 1 && test.count >= tc.batch_size && (s + 1 - run_start) % steps_per_epoch == 0;
       const bool hand_over = more && !tests_after;
-      if (more) order.gather(train, s + 1, bx[(s + 1) % 3].data(), by[(s + 1) % 3].data());
+      if (more) order.gather(train, s + 1 - run_start, bx[(s + 1) % 3].data(), by[(s + 1) % 3].data());
       const auto step_began = std::chrono::steady_clock::now();
       StepResult r = trainer.train_step(bx[s % 3].data(), by[s % 3].data(), hand_over ? bx[(s + 1) % 3].data() : nullptr,
                                         hand_over ? by[(s + 1) % 3].data() : nullptr);
@@ -555,7 +572,8 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
       if (r.detailed) detailed_steps.push_back(s), detailed_cycles.push_back(r.cycles);
       losses.push_back(r.loss);
       if (!std::isfinite(r.loss) && !non_finite_losses++) first_non_finite = s + 1;
-      progress.step(s + 1 - first, r.loss, s / steps_per_epoch + 1);
+      const uint64_t epoch = (s - run_start) / steps_per_epoch + 1;  // the run's, from 1
+      progress.step(s + 1 - first, r.loss, epoch);
       if (s == first) first_loss_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
       window_loss += r.loss, ++window;
       const uint64_t done = s + 1;
@@ -569,7 +587,7 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
                                                                                                            : "functional, no cycle-level step yet")
                                                             : std::to_string(r.cycles) + " cycles/step projected";
         std::printf("  step %5llu  epoch %llu  loss %s  (%s images/s, ETA %s, %s)\n", (unsigned long long)done,
-                    (unsigned long long)(s / steps_per_epoch + 1), loss_text(window_loss / window).c_str(),
+                    (unsigned long long)epoch, loss_text(window_loss / window).c_str(),
                     rate_text(double(done - first) * tc.batch_size / secs).c_str(), progress.eta(done - first).c_str(), cycles.c_str());
         std::fflush(stdout);
         window_loss = 0, window = 0;
@@ -580,14 +598,14 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
         double lo = 0;
         evaluate(sc, co, lo, false);
         if (sc) {
-          epoch_accuracy.push_back({{"epoch", done / steps_per_epoch},
+          epoch_accuracy.push_back({{"epoch", epoch},
                                     {"step", done},
                                     {"test_accuracy", double(co) / sc},
                                     {"test_loss", lo},
                                     {"test_samples", sc},
                                     {"correct", co}});
           progress.clear();
-          std::printf("  epoch %llu: test accuracy %.2f%% on %u samples (loss %s)\n", (unsigned long long)(done / steps_per_epoch),
+          std::printf("  epoch %llu: test accuracy %.2f%% on %u samples (loss %s)\n", (unsigned long long)epoch,
                       100.0 * co / sc, sc, loss_text(lo).c_str());
           std::fflush(stdout);
         }

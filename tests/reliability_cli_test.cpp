@@ -978,6 +978,30 @@ TEST(ReliabilityCli, ResumeRefusesAPlanLongerThanTheConfigs) {
     EXPECT_NE(o.text.find("came from trained on 96 samples, this config loads 112 (field 'data.train_samples'"), std::string::npos)
         << mode << "\n" << o.text;
   }
+  // The step the run began at (its epochs count from there, forty-sixth round): one after the
+  // checkpoint's own step is a damaged checkpoint, refused by both; a checkpoint without it (an
+  // older version's, whose epochs counted from step 0) is taken.
+  auto with_start = [&](const std::string& name, const char* start) {
+    nlohmann::json h = nlohmann::json::parse(bytes.substr(8, header_len));
+    EXPECT_EQ(h["__metadata__"]["run_start_step"], "0");
+    if (start) h["__metadata__"]["run_start_step"] = start;
+    else h["__metadata__"].erase("run_start_step");
+    std::string t = h.dump();
+    while (t.size() % 8) t += ' ';
+    const uint64_t n = t.size();
+    std::string b(reinterpret_cast<const char*>(&n), 8);
+    b += t + bytes.substr(8 + header_len);
+    return wse::test::write_file(dir() / name, b);
+  };
+  const fs::path late = with_start("start_after_step.safetensors", "4");
+  for (const std::string& mode : {std::string(" --validate_only"), " --out " + wse::test::fresh_dir(dir() / "resume_late").string()}) {
+    o = wse("run " + cfg.string() + " --resume " + late.string() + mode);
+    EXPECT_EQ(o.code, 2) << mode << "\n" << o.text;
+    EXPECT_NE(o.text.find("field '__metadata__.run_start_step': 4, after the checkpoint's own step 3 (a damaged checkpoint)"), std::string::npos)
+        << mode << "\n" << o.text;
+  }
+  o = wse("run " + cfg.string() + " --resume " + with_start("no_start.safetensors", nullptr).string() + " --validate_only");
+  EXPECT_EQ(o.code, 0) << o.text;
   // A step at 2^48, where the cluster numbers its evaluation batches, was taken and then failed on
   // the cluster's own message ("InputBatch ... field 'eval' contradicts the step it belongs to").
   // Now the checkpoint's field is named, by --resume and resume_from alike; 2^47 - 1 is taken.

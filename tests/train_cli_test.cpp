@@ -297,6 +297,53 @@ TEST(TrainCli, TheClusterBlockGivesTheInputPathsLatencies) {
   EXPECT_EQ(c["swarmx_latency_cycles"], 89) << c.dump();
 }
 
+// A training.resume_from run is a new run: its epochs (the data order, the epoch test passes,
+// the epoch it logs) count from its own first step, and a --resume of it from where that run
+// began. They counted from step 0 (a cluster audit, forty-sixth round): from a step-1 checkpoint
+// with 2-step epochs, the "epoch" test passes ran after the run's 1st and 3rd steps, and with
+// data.shuffle an epoch saw some samples twice and others not at all. At lr 0 the weights stay
+// the initial ones, so a step's loss names its batch: the new run's losses must be the fresh
+// run's, batch for batch.
+TEST(TrainCli, AResumeFromRunCountsItsEpochsFromItsOwnFirstStep) {
+  const std::string base =
+      "machine: wse2\nmesh: {width: 4, height: 2}\nkernel: fc_train\nmodel: {layers: [784, 16, 10]}\n"
+      "data: {train_samples: 32, eval_samples: 16, shuffle: true}\noptimizer: {kind: sgd, lr: 0}\n";
+  auto report = [&](const std::string& name, const std::string& training, const std::string& extra = "") {
+    const fs::path out = wse::test::fresh_dir(dir() / name);
+    Output o = wse("run " + write(name + ".yaml", base + "training: {batch_size: 16, epochs: 2, detail: none, checkpoint_every: 1" + training +
+                                                      "}\n").string() +
+                   " --threads 1 --out " + out.string() + extra);
+    EXPECT_EQ(o.code, 0) << o.text;
+    return std::pair{nlohmann::json::parse(std::ifstream(out / "report.json")), o.text};
+  };
+  const auto [fresh, fresh_text] = report("epochs_fresh", "");
+  ASSERT_EQ(fresh["loss_per_step"].size(), 4u) << fresh.dump();
+  ASSERT_NE(fresh["loss_per_step"][0], fresh["loss_per_step"][1]) << "two batches with one loss: the case cannot tell them apart";
+  const std::string from = (dir() / "epochs_fresh" / "checkpoints" / "step_1.safetensors").string();
+  const auto [later, later_text] = report("epochs_from_1", ", resume_from: " + from);
+  EXPECT_EQ(later["first_step"], 1);
+  EXPECT_EQ(later["loss_per_step"], fresh["loss_per_step"]) << "the run's 4 steps take the fresh run's 4 batches, in order";
+  const nlohmann::json& passes = later["test_accuracy_per_epoch"];
+  ASSERT_EQ(passes.size(), 2u) << passes.dump();
+  EXPECT_EQ(passes[0]["epoch"], 1);
+  EXPECT_EQ(passes[0]["step"], 3);  // the run's 2nd step: the end of its first epoch
+  EXPECT_EQ(passes[1]["epoch"], 2);
+  EXPECT_EQ(passes[1]["step"], 5);
+  EXPECT_NE(later_text.find("step     5  epoch 2  loss"), std::string::npos) << later_text;
+  // Finishing that run from its step 3 goes on with its epochs, not from step 3 nor step 0.
+  const fs::path finish = wse::test::fresh_dir(dir() / "epochs_finish");
+  Output o = wse("run " + (dir() / "epochs_from_1.yaml").string() + " --threads 1 --resume " +
+                 (dir() / "epochs_from_1" / "checkpoints" / "step_3.safetensors").string() + " --out " + finish.string());
+  ASSERT_EQ(o.code, 0) << o.text;
+  const nlohmann::json done = nlohmann::json::parse(std::ifstream(finish / "report.json"));
+  ASSERT_EQ(done["loss_per_step"].size(), 2u) << done.dump();
+  EXPECT_EQ(done["loss_per_step"][0], fresh["loss_per_step"][2]);
+  EXPECT_EQ(done["loss_per_step"][1], fresh["loss_per_step"][3]);
+  ASSERT_EQ(done["test_accuracy_per_epoch"].size(), 1u) << done.dump();
+  EXPECT_EQ(done["test_accuracy_per_epoch"][0]["step"], 5);
+  EXPECT_EQ(done["test_accuracy_per_epoch"][0]["epoch"], 2);
+}
+
 // Mixed precision's default loss scale is 128, as the config reference says: the same losses and
 // recorded settings as a config that gives 128 (a mutation test's survivor, forty-fourth round: a
 // default of 1 passed every test).
