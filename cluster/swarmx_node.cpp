@@ -123,7 +123,7 @@ void SwarmXNode::reduce_gradients(uint64_t step, uint32_t layer, std::vector<Mes
   }
   const Arrivals a = arrivals(got);
   const SharedBuffer buf = encode_gradient_stream(sum);
-  Message& o = send(up_, MessageKind::GradientStream, step, buf->size(), {buf}, a.ready, next_span(), 0, a.last);
+  Message& o = send(up_, MessageKind::GradientStream, step, gradient_link_bytes(sum), {buf}, a.ready, next_span(), 0, a.last);
   o.layer = layer;
   o.cause_end = o.last;
   const CauseCandidate cause = latest_candidate({a.latest}, o.last);

@@ -197,7 +197,7 @@ bool WaferActor::run_pass(PassKey k) {
     const SharedBuffer buf = encode_gradient_stream(g);
     // Its cause is done with it when its last byte leaves, before the pass's end (the dX tail
     // follows): with the pass's end, a reduce ending before it dropped the pass as its cause.
-    Message& o = send(up_, MessageKind::GradientStream, step_, buf->size(), {buf}, r.first_egress, last_span_,
+    Message& o = send(up_, MessageKind::GradientStream, step_, gradient_link_bytes(g), {buf}, r.first_egress, last_span_,
                       std::min<Cycle>(r.end, r.last_egress + 1), r.last_egress + 1);
     o.layer = k.layer;
   }

@@ -18,6 +18,14 @@ struct GradientMessage {
   bool sparse = false;            // values sit at `indices` (possibly none: every weight pruned)
 };
 
+// The bytes a gradient stands for on the SwarmX and MemoryX links: 4 a value, the 32-bit wavelet
+// each gradient leaves the wafer as. A sparse gradient's positions are the static mask, which
+// every wafer, SwarmX node and MemoryX holds; they travel in the message to be checked, not on
+// the links. (The encoded message's size was charged until the forty-sixth round: value and
+// index, 8 bytes a kept weight, so a sparse gradient below half sparsity took longer than the
+// dense one.) A weight stream's words are charged the same way (WeightStream total_bytes).
+inline uint64_t gradient_link_bytes(const GradientMessage& g) { return 4 * uint64_t(g.values.size()); }
+
 SharedBuffer encode_gradient_stream(const GradientMessage& g);
 struct GradientStreamExpectation;  // wire/stream_validation.hpp
 
