@@ -152,8 +152,10 @@ class alignas(64) EgressPort {  // aligned as IngressPort is
   // for the port, and a 128-bit division there cost more than the hop.)
   Cycle next_slot() const { return next_slot_; }
   bool can_accept(Cycle now) const { return next_slot_ <= now; }
-  // A wavelet passes in cycle `now` (can_accept(now)) and reaches the far end at `arrival`.
-  void accept(Cycle now, Cycle arrival, Wavelet w) {
+  // A wavelet passes in cycle `now` (can_accept(now)) and reaches the far end at `arrival`. It
+  // holds the link until the port can take the next (next_slot()): returns those cycles beyond
+  // the one of its pass (0 at link rate), the link's extra hold (LinkCounters).
+  uint64_t accept(Cycle now, Cycle arrival, Wavelet w) {
     // Its start, in 1/num cycles: when the link became free, if that was within this cycle (it
     // had waited for the link: the closed form's fraction kept), else now (the link had waited
     // for it).
@@ -162,6 +164,7 @@ class alignas(64) EgressPort {  // aligned as IngressPort is
     next_free_ = start + rate_.den;
     next_slot_ = rate_.num == 1 ? Cycle(next_free_) : Cycle((next_free_ + (rate_.num - 1)) / rate_.num);  // (link rate: no division)
     received_.push_back({arrival, w});
+    return next_slot_ - now - 1;
   }
   const std::vector<EgressArrival>& received() const { return received_; }
 

@@ -411,7 +411,7 @@ void Router::forward_general(TileId self, Cycle now, Scheduler& s) {
     const uint8_t flags = lane.front_control() ? kControl : 0;
     if (port) {
       rr[size_t(d)] = uint8_t(chosen);
-      port->accept(now, now + link->latency, Wavelet{lane.front(), lane.colour, flags});
+      link->counters.extra_hold_cycles += port->accept(now, now + link->latency, Wavelet{lane.front(), lane.colour, flags});
       ++link->counters.wavelets;
     } else {
       send(lane, size_t(chosen), d, lane.front(), flags, now, s);

@@ -46,8 +46,9 @@ CongestionProfile congestion_profile(const Wafer& wafer, Cycle cycles, size_t to
   double sum = 0;
   for (size_t i = 0; i < links.size(); ++i) {
     const Link& l = links[i];
-    LinkLoad x{i, wafer.shape().coord(l.src), l.dir, l.kind, l.counters.wavelets, l.counters.busy_cycles(),
-               l.counters.backpressure_cycles, cycles ? double(l.counters.busy_cycles()) / double(cycles) : 0.0};
+    const uint64_t busy = wafer.busy_cycles(l);
+    LinkLoad x{i, wafer.shape().coord(l.src), l.dir, l.kind, l.counters.wavelets, busy, l.counters.backpressure_cycles,
+               cycles ? double(busy) / double(cycles) : 0.0};
     sum += x.utilization;
     p.backpressure_cycles += x.backpressure_cycles;
     p.links_with_backpressure += x.backpressure_cycles > 0;

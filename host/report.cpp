@@ -35,7 +35,7 @@ FabricTotals totals(const Wafer& wafer, Cycle cycles) {
   for (const Link& l : wafer.mesh().links()) {
     if (l.kind == LinkKind::Hop) t.wavelet_hops += l.counters.wavelets;
     t.backpressure_cycles += l.counters.backpressure_cycles;
-    if (cycles) t.link_util_max = std::max(t.link_util_max, double(l.counters.busy_cycles()) / double(cycles));
+    if (cycles) t.link_util_max = std::max(t.link_util_max, double(wafer.busy_cycles(l)) / double(cycles));
   }
   return t;
 }

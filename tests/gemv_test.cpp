@@ -103,6 +103,19 @@ TEST(Gemv, AnEgressPortLeftIdleStillSendsAtItsShareOfTheIo) {
   for (size_t i = 1; i < got.size(); ++i) EXPECT_EQ(got[i].cycle - got[i - 1].cycle, 4u) << "wavelet " << i;
   EXPECT_EQ(run.cycles, got.back().cycle + 1);
   EXPECT_EQ(got.front().cycle + 7 * 4 + 1, run.cycles);
+  // The port's link holds each wavelet for the 4 cycles of its share: busy 8 x 4 cycles, of which
+  // the last wavelet's last 2 lie past the run's end (it passed 2 cycles before it, the link's
+  // latency and the run's last cycle). Its busy cycles counted one a wavelet until the
+  // forty-sixth round (a fabric audit: a saturated egress link read as 8 of the run's cycles).
+  const Link* egress = nullptr;
+  for (const Link& l : wafer.mesh().links())
+    if (l.kind == LinkKind::Egress) egress = &l;
+  ASSERT_NE(egress, nullptr);
+  EXPECT_EQ(egress->counters.wavelets, 8u);
+  EXPECT_EQ(egress->counters.busy_cycles(), 8u * 4);
+  ASSERT_EQ(egress->latency, 1);
+  EXPECT_EQ(wafer.busy_cycles(*egress), 8u * 4 - 2);
+  EXPECT_LE(wafer.busy_cycles(*egress), run.cycles);
 }
 
 TEST(Gemv, GridLargerThanTheMatrixIsAClearError) {

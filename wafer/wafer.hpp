@@ -1,6 +1,7 @@
 #pragma once
 // One wafer: the fabric's mesh of routers and a PE on every tile, stepped together by the cycle
 // engine. This is where the PE meets the fabric, through the RAMP links only.
+#include <algorithm>
 #include <bit>
 #include <memory>
 #include <vector>
@@ -77,6 +78,17 @@ class Wafer {
   // Counts sleeping routers' backpressure and open send stalls up to `cycle`.
   void settle(Cycle cycle);
   Cycle clock() const { return clock_; }
+  // A link's busy cycles (LinkCounters::busy_cycles) up to the wafer's clock: an egress link's
+  // last wavelet may hold it past the end of the run (its port's next slot is later), and that
+  // part is not the run's. So a link is never busy for more cycles than the run has.
+  uint64_t busy_cycles(const Link& l) const {
+    uint64_t busy = l.counters.busy_cycles();
+    if (l.kind == LinkKind::Egress)
+      if (const Router* r = mesh_.router(l.src); r && l.dir != Dir::Ramp)
+        if (const EgressPort* p = r->egress[size_t(l.dir)]; p && p->next_slot() > clock_)
+          busy -= std::min<uint64_t>(l.counters.extra_hold_cycles, p->next_slot() - clock_);
+    return busy;
+  }
   // The wafer waits, quiet, until `cycle` (for what comes from off the wafer); no-op if past it.
   void idle_until(Cycle cycle) {
     if (cycle <= clock_) return;
