@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -120,12 +121,15 @@ std::vector<fs::path> make_missing_folders(const fs::path& dir, const std::strin
     if (p == p.parent_path()) break;
   }
   for (const fs::path& p : missing) {
-    if (!fs::create_directory(p, ec) && ec) {
+    const bool created = fs::create_directory(p, ec);
+    if (!created && ec) {
       const int err = ec.value();
       remove_made_folders(made);
       throw_output_error(what, dir, p == dir ? "create it" : "create it (at " + p.string() + ")", err);
     }
-    made.push_back(p);
+    // Only a folder this call created is its to take away: one another process made in the
+    // meantime (another run into the same new folder) is not.
+    if (created) made.push_back(p);
   }
   return made;
 }
@@ -153,10 +157,38 @@ bool path_inside(const fs::path& path, const fs::path& dir) {
 
 std::vector<std::string> OutputDir::recorded(const fs::path& dir) {
   std::vector<std::string> out;
-  std::ifstream in(dir / kMarker);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty() && line[0] != '#' && record_line(line)) out.push_back(line);
+  const fs::path path = dir / kMarker;
+  // A pipe or a device there would block the read, or never end it: only a regular file is a
+  // record (a FIFO hung `--overwrite` until the forty-sixth round).
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(path, ec);
+  if (!fs::exists(st)) return out;
+  if (!fs::is_regular_file(st))
+    throw OutputError("output record " + shown(path.string()) + ": not a regular file; it is not a record a wse run wrote. Empty " +
+                      shown(dir.string()) + " yourself, or choose a new directory");
+  std::ifstream in(path);
+  size_t n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (line.empty() || line[0] == '#') continue;
+    // A line no wse run writes (a path reaching outside DIR, a name too long for the file system,
+    // control bytes): the record is damaged, and --overwrite will not guess what it meant to
+    // list. (It was skipped, or reached the file system as a bare "File name too long".)
+    bool ok = record_line(line) && line.size() <= 2 * 255 + 1;
+    for (const std::string& part : {line.substr(0, line.find('/')), line.find('/') == std::string::npos ? "" : line.substr(line.find('/') + 1)})
+      ok = ok && part.size() <= 255;
+    for (unsigned char c : line) ok = ok && c >= 0x20 && c != 0x7f;
+    if (!ok)
+      throw OutputError("output record " + shown(path.string()) + ", line " + std::to_string(n) + ": '" + shown(line.substr(0, 80)) +
+                        (line.size() > 80 ? "...'" : "'") + " is not an entry a wse run writes (a name in the directory, or folder/name): "
+                        "the record is damaged. Empty " + shown(dir.string()) + " yourself, or choose a new directory");
+    out.push_back(line);
+  }
   return out;
+}
+
+OutputDir::DirLock::~DirLock() {
+  if (fd >= 0) ::close(fd);
 }
 
 OutputDir::OutputDir(fs::path dir, OutputDirOptions options) : dir_(std::move(dir)), opt_(std::move(options)) {
@@ -174,6 +206,18 @@ OutputDir::OutputDir(fs::path dir, OutputDirOptions options) : dir_(std::move(di
   created_ = make_missing_folders(dir_, what);  // taken away again if nothing is written
   try {
     probe_writable(dir_, what);  // now, not after the run
+    // DIR is this run's from here to its end (DirLock). A file system without flock(2) (some
+    // network ones) gives no such guard: the run goes on without it.
+    lock_.fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lock_.fd >= 0 && ::flock(lock_.fd, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      if (err == EWOULDBLOCK) {
+        created_.clear();  // the folder is that run's now, even if this one made it
+        throw OutputError(what + " " + dir_.string() + " is in use by another wse run, which holds it until it ends: a run never "
+                          "writes beside another run's files. Choose a new directory, or wait for that run to end");
+      }
+      ::close(lock_.fd), lock_.fd = -1;
+    }
   } catch (const OutputError&) {
     remove_made_folders(created_);
     throw;

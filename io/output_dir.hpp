@@ -88,6 +88,18 @@ class OutputDir {
   void write_record();
   void append_record(const std::string& line);
 
+  // An exclusive flock(2) on DIR itself, held from the check of its contents to the end of the
+  // run (the process's end releases it, however it ends): a second wse run into DIR is refused
+  // while this one runs. (Until the forty-sixth round a run claimed DIR only at its first file:
+  // two runs started into one new folder, `out/` by default, both found it empty and wrote over
+  // or beside each other, exit 0.) Declared first, so released last.
+  struct DirLock {
+    int fd = -1;
+    DirLock() = default;
+    DirLock(const DirLock&) = delete;
+    DirLock& operator=(const DirLock&) = delete;
+    ~DirLock();
+  } lock_;
   std::filesystem::path dir_;
   OutputDirOptions opt_;
   std::vector<std::filesystem::path> created_;  // directories this made, outermost first

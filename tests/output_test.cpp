@@ -392,6 +392,53 @@ TEST(OutputDir, AFolderHoldingOnlyARecordIsEmpty) {
   EXPECT_EQ(OutputDir::recorded(d), std::vector<std::string>{"trace.pftrace"});
 }
 
+// A directory is a run's from the check of its contents on, not from its first file: a second
+// run into it is refused while the first lives, even before the first has written anything. (A
+// CLI audit, forty-sixth round: two runs into one new folder, `out/` by default, both found it
+// empty, and the later writer's files replaced or joined the other's, exit 0 for both.)
+TEST(OutputDir, ASecondRunIsRefusedWhileTheFirstHoldsTheDirectory) {
+  const fs::path d = test::fresh_dir(dir() / "two_runs");
+  {
+    OutputDir first(d, {});
+    for (bool overwrite : {false, true})
+      test::expect_error<OutputError>([&] { OutputDir second(d, {"--out", overwrite, false, ""}); },
+                                      {"--out " + d.string() + " is in use by another wse run, which holds it until it ends",
+                                       "Choose a new directory, or wait for that run to end"});
+    EXPECT_TRUE(fs::is_directory(d)) << "the refused run took away the folder the first run made";
+    write_file_atomic(first.entry("report.json"), "first", "report");
+  }
+  EXPECT_EQ(slurp(d / "report.json"), "first");
+  {
+    OutputDir after(d, {"--out", true, false, ""});  // the first has ended: the directory is free
+    write_file_atomic(after.entry("report.json"), "after", "report");
+  }
+  EXPECT_EQ(slurp(d / "report.json"), "after");
+}
+
+// A record that is not a regular file, or holds a line no wse run writes, is named as damaged:
+// --overwrite read a FIFO there forever, and a 300-byte name reached the file system as a bare
+// "filesystem error: ... File name too long" (a CLI audit, forty-sixth round).
+TEST(OutputDir, ADamagedRecordIsNamedNotFollowed) {
+  const fs::path d = test::fresh_dir(dir() / "damaged_record");
+  fs::create_directories(d);
+  test::write_file(d / "report.json", "x");
+  ASSERT_EQ(::mkfifo((d / OutputDir::kMarker).c_str(), 0600), 0);
+  test::expect_error<OutputError>([&] { OutputDir o(d, {"--out", true, false, ""}); },
+                                  {"output record " + (d / ".wse-run").string() + ": not a regular file"});
+  fs::remove(d / OutputDir::kMarker);
+  for (const auto& [line, shown] : {std::pair<std::string, std::string>{std::string(300, 'a'), std::string(80, 'a') + "...'"},
+                                    {"ok/" + std::string(256, 'b'), "ok/bbb"},
+                                    {"bell\x07", "bell\\x07'"},
+                                    {"../outside", "../outside'"}}) {
+    std::string text = "# wse: ...\nreport.json\n" + line + "\n";
+    test::write_file(d / OutputDir::kMarker, text);
+    test::expect_error<OutputError>([&] { OutputDir o(d, {"--out", true, false, ""}); },
+                                    {"output record " + (d / ".wse-run").string() + ", line 3: '", shown,
+                                     "is not an entry a wse run writes", "the record is damaged"});
+  }
+  EXPECT_EQ(slurp(d / "report.json"), "x");
+}
+
 // pending(): a file streamed while the run may still fail keeps the directory unclaimed, so the
 // earlier output stands until the run has succeeded and takes the entry.
 TEST(OutputDir, APendingFileLeavesTheEarlierOutputUntilItsEntryIsTaken) {
