@@ -254,6 +254,14 @@ OutputDir::~OutputDir() {
     remove_made_folders(created_);
     return;
   }
+  if (std::uncaught_exceptions() > exceptions_ && !opt_.continue_run) {
+    try {
+      drop_unwritten();
+    } catch (const std::exception& e) {  // (a destructor: the run's own error is the one to report)
+      std::fprintf(stderr, "wse: note: %s\n", e.what());
+    }
+    if (!claimed_) return;
+  }
   if (previous_.empty()) return;
   if (std::uncaught_exceptions() > exceptions_) {
     // The run failed: whatever of the earlier output it had not replaced stays, recorded.
@@ -311,6 +319,33 @@ void OutputDir::claim() {
     claimed_ = false;
     throw;
   }
+}
+
+// A failed run's entries that never came to be (a file whose write failed, the disk full or
+// `ulimit -f`; a folder nothing was written into) leave the record, the empty folders go; a run
+// that wrote nothing at all leaves no record, and the folders it made go too, so the same
+// command can run there again. (A first checkpoint that could not be written left an empty
+// checkpoints/ and a record naming the file, and the next run was refused: "not empty".)
+void OutputDir::drop_unwritten() {
+  std::vector<std::string> kept;
+  for (const std::string& e : entries_) {
+    const fs::path p = dir_ / e;
+    const fs::file_status st = fs::symlink_status(p);
+    if (fs::is_directory(st) && !previous_has(e)) {
+      std::error_code ec;
+      if (fs::is_empty(p, ec) && !ec && fs::remove(p, ec)) continue;
+    }
+    if (fs::exists(st)) kept.push_back(e);
+  }
+  entries_ = std::move(kept);
+  if (entries_.empty() && previous_.empty()) {
+    std::error_code ec;
+    fs::remove(dir_ / kMarker, ec);
+    claimed_ = false;
+    remove_made_folders(created_);
+    return;
+  }
+  write_record();
 }
 
 bool OutputDir::still_previous(const std::string& line) const {

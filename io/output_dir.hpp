@@ -85,6 +85,7 @@ class OutputDir {
   bool still_previous(const std::string& line) const;
   void remove_previous(const std::string& name);
   void finish_overwrite();
+  void drop_unwritten();
   void write_record();
   void append_record(const std::string& line);
 

@@ -199,7 +199,12 @@ TEST(ReliabilityCli, AWriteErrorMidRunNamesTheFileAndTheReason) {
             std::string::npos)
       << o.text;
   EXPECT_FALSE(fs::exists(out / "checkpoints" / "step_3.safetensors"));
-  for (const auto& e : fs::directory_iterator(out / "checkpoints")) ADD_FAILURE() << "left behind: " << e.path();
+  // Nothing of the run was written: no record naming the checkpoint, no empty checkpoints/, and the
+  // folder it made goes too, so the same command runs there again. (It left checkpoints/ and a
+  // record, and the next run was refused, "not empty": a CLI audit, forty-sixth round.)
+  EXPECT_FALSE(fs::exists(out)) << (fs::exists(out / ".wse-run") ? slurp(out / ".wse-run") : "");
+  Output again = wse::test::shell(std::string(WSE_BINARY) + " run " + config("train_e.yaml", kTrain).string() + " --out " + out.string());
+  EXPECT_EQ(again.code, 0) << again.text;
 }
 
 // Found by a wrong-inputs audit: a re-run with --overwrite that failed to write (a full disk,
