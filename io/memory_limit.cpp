@@ -75,6 +75,8 @@ uint64_t address_space_room() {
 
 }  // namespace
 
+constexpr const char* kAddressSpaceSource = "the address-space limit (ulimit -v) less what this process maps";
+
 MemoryLimit detect_available_memory() {
   MemoryLimit m{0, "MemAvailable in /proc/meminfo"};
   std::ifstream in("/proc/meminfo");
@@ -85,8 +87,7 @@ MemoryLimit detect_available_memory() {
     in.ignore(1 << 10, '\n');
   }
   if (const uint64_t room = cgroup_room(); room && (!m.bytes || room < m.bytes)) m = {room, "cgroup memory limit less its usage"};
-  if (const uint64_t room = address_space_room(); room && (!m.bytes || room < m.bytes))
-    m = {room, "the address-space limit (ulimit -v) less what this process maps"};
+  if (const uint64_t room = address_space_room(); room && (!m.bytes || room < m.bytes)) m = {room, kAddressSpaceSource};
   if (!m.bytes) m = {UINT64_MAX, "no figure from the OS"};
   return m;
 }
@@ -97,11 +98,17 @@ void set_memory_limit(uint64_t bytes, const std::string& source) {
 }
 
 MemoryLimit memory_limit() {
+  MemoryLimit set;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
-    if (g_set.bytes) return g_set;
+    set = g_set;
   }
-  return detect_available_memory();
+  if (!set.bytes) return detect_available_memory();
+  // --max-memory tells the run what memory is there; it cannot lift `ulimit -v`, under which the
+  // kernel refuses the mapping whatever the run was told (viz given --max-memory 2G under a
+  // 300 MB limit skipped its check and died "out of host memory", exit 1: a CLI audit).
+  if (const uint64_t room = address_space_room(); room && room < set.bytes) return {room, kAddressSpaceSource};
+  return set;
 }
 
 uint64_t parse_memory_size(const std::string& text, const std::string& flag) {
@@ -154,8 +161,16 @@ uint64_t peak_rss_bytes() {
 void check_memory(uint64_t need, const std::string& what, const std::string& advice) {
   const MemoryLimit limit = memory_limit();
   if (need <= limit.bytes) return;
+  // Under `ulimit -v` the advice to raise the limit with --max-memory cannot help (the next
+  // refusal, of the address space, said to raise ulimit -v): say that instead.
+  std::string a = advice;
+  const std::string flag_advice = "raise the limit with --max-memory";
+  if (limit.source == kAddressSpaceSource) {
+    if (const size_t i = a.find(flag_advice); i != std::string::npos) a.replace(i, flag_advice.size(), "raise ulimit -v (--max-memory cannot lift it)");
+    else a += "; raise ulimit -v (--max-memory cannot lift it)";
+  }
   throw UsageError(what + " needs about " + format_bytes(need) + " of host memory, but only " + format_bytes(limit.bytes) +
-                   " is available (" + limit.source + ")" + advice);
+                   " is available (" + limit.source + ")" + a);
 }
 
 void check_address_space(uint64_t need, const std::string& what, const std::string& advice) {

@@ -17,7 +17,8 @@ struct MemoryLimit {
 MemoryLimit detect_available_memory();
 // --max-memory: replaces the detected figure for this process (0 = detect again).
 void set_memory_limit(uint64_t bytes, const std::string& source = "--max-memory");
-// The figure in force: the one set, else the one detected.
+// The figure in force: the one set (but never more than `ulimit -v` leaves: the kernel holds to
+// that whatever the run was told), else the one detected.
 MemoryLimit memory_limit();
 
 // "512M", "8G", "1.5GiB", "4096" (bytes); K, M, G, T are powers of 1024. Throws UsageError

@@ -510,6 +510,30 @@ TEST(MemoryLimit, AnAddressSpaceLimitBoundsWhatIsAvailable) {
   EXPECT_EQ(code, 0) << "1: the limit was not seen; 3: could not set it";
 }
 
+// --max-memory cannot lift `ulimit -v`: a figure set above the room it leaves gives way to that
+// room, and a refusal there says to raise ulimit -v, not to pass --max-memory (a CLI audit,
+// forty-sixth round: viz given --max-memory 2G under a 300 MB limit skipped its check and died
+// "out of host memory", exit 1; a run told to raise the limit with --max-memory was then refused
+// for its address space).
+TEST(MemoryLimit, MaxMemoryCannotLiftAnAddressSpaceLimit) {
+  const int code = test::with_address_space_room(512ull << 20, [] {
+    set_memory_limit(2ull << 30);
+    const MemoryLimit m = memory_limit();
+    if (!(m.bytes <= (512ull << 20) && m.source.find("ulimit -v") != std::string::npos)) return 1;
+    try {
+      check_memory(1ull << 30, "this run", ". Use a smaller mesh, or raise the limit with --max-memory");
+      return 2;
+    } catch (const UsageError& e) {
+      const std::string what = e.what();
+      if (what.find("raise ulimit -v (--max-memory cannot lift it)") == std::string::npos) return 4;
+      if (what.find("raise the limit with --max-memory") != std::string::npos) return 5;
+    }
+    set_memory_limit(64ull << 20);  // below the room: the figure set stands
+    return memory_limit().bytes == (64ull << 20) && memory_limit().source == "--max-memory" ? 0 : 6;
+  });
+  EXPECT_EQ(code, 0) << "1: the set figure was not bounded; 2: not refused; 4, 5: the advice; 6: a lower figure not kept; 3: no limit";
+}
+
 // The peak is the kernel's high-water mark in bytes, ru_maxrss's KiB times 1024 (found by a
 // mutation test: KiB taken as 1000 bytes, the report 2.3% low, passed). With 256 MiB written,
 // the peak holds them and the process's other pages (more than 1 MiB: code, stack, heap); at
