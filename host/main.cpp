@@ -389,7 +389,15 @@ int command_main(int argc, char** argv) {
   } catch (const wse::UsageError& e) {
     // Every user error names the config it came from.
     std::string what = e.what();
-    if (!config.empty() && what.find(config) == std::string::npos && what.rfind("--", 0) != 0) what = "config " + config + ": " + what;
+    // (Named as a path of its own, set off by a space, a quote, a bracket or punctuation, not as
+    // any text that contains it: a config g.yaml whose `machine: big.yaml` was not found lost its
+    // prefix, "g.yaml" being in "big.yaml": a CLI audit, forty-sixth round.)
+    bool named = false;
+    for (size_t at = what.find(config); !config.empty() && at != std::string::npos && !named; at = what.find(config, at + 1)) {
+      const size_t end = at + config.size();
+      named = (at == 0 || std::strchr(" '\"(", what[at - 1])) && (end == what.size() || std::strchr(" '\"):.,;\n", what[end]));
+    }
+    if (!config.empty() && !named && what.rfind("--", 0) != 0) what = "config " + config + ": " + what;
     clear_progress_line();
     std::fprintf(stderr, "wse: error: %s\n", what.c_str());
     return 2;

@@ -572,6 +572,18 @@ TEST(ReliabilityCli, CommandLineMistakesAreRefusedByName) {
 // On a terminal an error starts a line of its own: the run's progress line ("cycle 0 (stops at
 // 20)  0s in", drawn since a run draws it at its start) was left, and the error printed after it
 // on the same line (a review, forty-fourth round). Under script(1), a pseudo-terminal.
+// Every user error names its config, also when the message holds the config's name inside
+// another word: `machine: big.yaml` in g.yaml, run as `wse run g.yaml`, lost the prefix ("g.yaml"
+// is in "big.yaml"; a CLI audit, forty-sixth round).
+TEST(ReliabilityCli, AnErrorNamesItsConfigWhenAnotherNameHoldsIt) {
+  const fs::path d = wse::test::fresh_dir(dir() / "prefix");
+  fs::create_directories(d);
+  wse::test::write_file(d / "g.yaml", "machine: big.yaml\nmesh: {width: 4, height: 4}\nkernel: gemv\ngemv: {rows: 8, cols: 8}\n");
+  Output o = wse::test::shell("cd " + d.string() + " && " + WSE_BINARY + " run g.yaml --out o");
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("wse: error: config g.yaml: machine preset 'big.yaml' not found"), std::string::npos) << o.text;
+}
+
 TEST(ReliabilityCli, AnErrorOnATerminalStartsALineOfItsOwn) {
   const fs::path cfg = config("lim_tty.yaml", "machine: wse2\nmesh: {width: 4, height: 4}\ngemv: {rows: 16, cols: 16}\nrun: {max_cycles: 20}\n");
   Output o = wse::test::shell("script -qec '" + std::string(WSE_BINARY) + " run " + cfg.string() + " --out " + (dir() / "lim_tty").string() +
