@@ -1,6 +1,7 @@
 #include "host/config.hpp"
 
 #include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include "core/yaml_fields.hpp"
@@ -95,6 +96,10 @@ YAML::Node load_yaml(const std::filesystem::path& path, const std::string& what)
     // The parser's own words and where, without its "yaml-cpp: error at" prefix, and a control
     // byte it quotes shown as \xNN.
     const std::string at = e.mark.is_null() ? "" : " at line " + std::to_string(e.mark.line + 1) + ", column " + std::to_string(e.mark.column + 1);
+    // yaml-cpp's depth guard says "bad file": say what it stopped at (a CLI audit, forty-sixth round).
+    if (const auto* deep = dynamic_cast<const YAML::DeepRecursion*>(&e))
+      throw ConfigError(what + " " + path.string() + ": not valid YAML" + at + ": lists and mappings nested " + std::to_string(deep->depth()) +
+                        " levels inside one another, where the YAML reader stops (no config needs that many)");
     throw ConfigError(what + " " + path.string() + ": not valid YAML" + at + ": " + shown(e.msg));
   }
 }

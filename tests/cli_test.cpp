@@ -144,6 +144,7 @@ struct BadConfig {
 };
 
 TEST(Cli, BadConfigsGiveAClearErrorAndExitCode2) {
+  static const std::string kDeep = "gemv: " + std::string(600, '[') + std::string(600, ']') + "\n";
   const BadConfig cases[] = {
       {"unknown_field.yaml", "gemv: {rows: 4, cols: 4}\nmesh: {widht: 3}\n", "unknown field 'mesh.widht'"},
       // Not a number at all is told the range too, as a number out of it is.
@@ -166,6 +167,9 @@ TEST(Cli, BadConfigsGiveAClearErrorAndExitCode2) {
       {"receive.yaml", "machine: {preset: wse2, data_task_receive_cycles: 0}\ngemv: {rows: 4, cols: 4}\n", "field 'machine.data_task_receive_cycles'"},
       // The parser's words and where, without its "yaml-cpp: error at" prefix.
       {"not_yaml.yaml", "gemv: [rows: 4\n", "not valid YAML at line 2, column 1: "},
+      // Nested past the reader's depth guard: "bad file", its words for that (a CLI audit, forty-sixth round).
+      {"deep.yaml", kDeep.c_str(),
+       "not valid YAML at line 1, column 1207: lists and mappings nested 500 levels inside one another, where the YAML reader stops"},
       // The value given, and both ends of a range the wrong way round (an error audit, forty-fourth round).
       {"init_std.yaml", "kernel: fc_train\nmodel: {layers: [784, 16, 10], init: {weight: {kind: normal, std: -1}}}\n",
        "field 'model.init.weight.std': expected a number >= 0, got '-1'"},
