@@ -178,6 +178,12 @@ SparsityInit sparsity_init(const YAML::Node& n, const std::string& where, const 
 SparsityPattern sparsity_pattern(const YAML::Node& n, const std::string& where, const std::string& field) {
   SparsityPattern p;
   p.pattern = scalar<std::string>(n, where, field, "a regular expression");
+  // An empty regex matches every name, biases included: likely a pattern left out, not meant (a
+  // CLI audit, forty-sixth round: `param_name_patterns: ''` sparsified every parameter, and every
+  // other empty string a config gives is refused).
+  if (p.pattern.empty())
+    throw ConfigError(where + ": field '" + field + "': an empty regex, which would select every parameter, biases included; "
+                      "give '.*' to mean that, or leave the field out for the default selection");
   // std::regex compiles (and matches) by recursion: bound what it is given, so a pathological
   // pattern is an error, not a stack overflow. Parameter names are short; so are their patterns.
   constexpr size_t kMaxLength = 256, kMaxDepth = 16;

@@ -120,7 +120,9 @@ uint64_t parse_memory_size(const std::string& text, const std::string& flag) {
   if (first == std::string::npos) throw bad();  // empty: `--max-memory ""` was ignored without a word
   std::istringstream in(text.substr(first, last - first + 1));
   double v = 0;
-  if (!(in >> v) || !(v > 0) || !std::isfinite(v)) throw bad();
+  if (!(in >> v) || !std::isfinite(v) || v < 0) throw bad();
+  // A size, but none a run can have: said as such, not as a malformed size (a CLI audit).
+  if (v == 0) throw UsageError(flag + " '" + text + "': no memory at all; expected a size above 0, such as 512M or 8G");
   std::string unit;
   in >> unit;
   if (!in.eof() && in.peek() != EOF) throw bad();
@@ -135,7 +137,7 @@ uint64_t parse_memory_size(const std::string& text, const std::string& flag) {
   else if (unit == "T") scale = 1024.0 * 1024 * 1024 * 1024;
   else throw bad();
   const double bytes = v * scale;
-  if (bytes < 1) throw bad();
+  if (bytes < 1) throw UsageError(flag + " '" + text + "': less than a byte; expected a size of at least 1 byte, such as 512M or 8G");
   if (bytes >= 1.8e19) throw UsageError(flag + " '" + text + "': more than 16 EiB, the most a size can be");
   return uint64_t(bytes);
 }

@@ -168,6 +168,12 @@ TEST(Cli, BadConfigsGiveAClearErrorAndExitCode2) {
       // The parser's words and where, without its "yaml-cpp: error at" prefix.
       {"not_yaml.yaml", "gemv: [rows: 4\n", "not valid YAML at line 2, column 1: "},
       // Nested past the reader's depth guard: "bad file", its words for that (a CLI audit, forty-sixth round).
+      // The field missing named alone (both were named when one was: a CLI audit, forty-sixth round).
+      {"gemv_no_rows.yaml", "gemv: {cols: 16}\n", "field 'gemv.rows' is required (A is gemv.rows x gemv.cols)"},
+      {"gemv_neither.yaml", "gemv: {seed: 1}\n", "fields 'gemv.rows' and 'gemv.cols' are required"},
+      // An empty regex would select every parameter, biases included (it did, without a word).
+      {"empty_pattern.yaml", "kernel: fc_train\nmodel: {layers: [784, 16, 10]}\nsparsity: {sparsity: 0.5, param_name_patterns: ''}\n",
+       "field 'sparsity.param_name_patterns': an empty regex, which would select every parameter, biases included; give '.*'"},
       {"deep.yaml", kDeep.c_str(),
        "not valid YAML at line 1, column 1207: lists and mappings nested 500 levels inside one another, where the YAML reader stops"},
       // The value given, and both ends of a range the wrong way round (an error audit, forty-fourth round).

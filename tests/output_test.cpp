@@ -564,6 +564,9 @@ TEST(MemoryLimit, SizesParseAndTheLimitIsChecked) {
   for (const char* bad : {"", "  ", "lots", "-1G", "0", "12Q", "1G extra", "nan", "2BB", "2BIB"})
     test::expect_error<UsageError>([&] { parse_memory_size(bad); }, {"--max-memory '" + std::string(bad) + "'"});
   test::expect_error<UsageError>([&] { parse_memory_size("99999999T"); }, {"more than 16 EiB"});
+  // Sizes, but none a run can have: said as such (they read "expected a size such as 512M").
+  test::expect_error<UsageError>([&] { parse_memory_size("0G"); }, {"--max-memory '0G': no memory at all; expected a size above 0"});
+  test::expect_error<UsageError>([&] { parse_memory_size("0.5"); }, {"--max-memory '0.5': less than a byte"});
   EXPECT_EQ(format_bytes(96), "96 bytes");
   EXPECT_EQ(format_bytes(3ull << 29), "1.50 GiB");
   set_memory_limit(1 << 20);
