@@ -11,6 +11,8 @@
 #include <iostream>
 #include <memory>
 #include <new>
+#include <regex>
+#include <string>
 #include <thread>
 
 #include "core/log.hpp"
@@ -145,6 +147,21 @@ void clear_progress_line() {
 }
 
 // The command line as typed, for the output directory's record.
+// CLI11's words for the mistakes a user makes most, in wse's ("--threads: At Most 1 required but
+// received 2", "--layer: 1 required TEXT missing", "A subcommand is required": a CLI audit,
+// forty-sixth round); any other message as CLI11 gives it.
+std::string parser_words(std::string what) {
+  static const std::regex missing(R"(^(-[-\w]+): 1 required (\S+) missing$)"), twice(R"(^(-[-\w]+): At Most 1 required but received (\d+)$)");
+  std::smatch m;
+  if (std::regex_match(what, m, missing)) return m[1].str() + " needs a value (" + m[2].str() + ")";
+  if (std::regex_match(what, m, twice)) return m[1].str() + " given " + m[2].str() + " times; give it once";
+  if (what == "A subcommand is required")
+    return "a command is required: run, trace, inspect, viz, baseline or finalize-checkpoint";
+  if (what.rfind("The following argument was not expected: ", 0) == 0)
+    return "unexpected argument '" + what.substr(41) + "'";
+  return what;
+}
+
 std::string command_line(int argc, char** argv) {
   std::string s = "wse";
   for (int i = 1; i < argc; ++i) s += " " + wse::shell_word(argv[i]);  // quoted where a shell would split it
@@ -350,7 +367,7 @@ int command_main(int argc, char** argv) {
       // more information." had no "wse: error:" and two lines for one mistake).
       std::string help = "wse";
       for (const CLI::App* sub : app.get_subcommands()) help += " " + sub->get_name();
-      std::fprintf(stderr, "wse: error: %s (%s --help)\n", e.what(), help.c_str());
+      std::fprintf(stderr, "wse: error: %s (%s --help)\n", parser_words(e.what()).c_str(), help.c_str());
     } else {
       std::fputs(named.c_str(), stderr);
     }

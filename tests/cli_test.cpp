@@ -278,6 +278,18 @@ TEST(Cli, MissingConfigFileAndBadFlags) {
     EXPECT_NE(h.text.find(shown), std::string::npos) << cmd << ": " << shown << "\n" << h.text;
     EXPECT_EQ(h.text.find("UINT:UINT"), std::string::npos) << cmd << "\n" << h.text;
   }
+  // The parser's commonest words in wse's (they were CLI11's: "At Most 1 required but received 2",
+  // "1 required TEXT missing", "A subcommand is required": a CLI audit, forty-sixth round).
+  for (const auto& [args, said] : {std::pair<const char*, const char*>{"", "wse: error: a command is required: run, trace, inspect, viz, "
+                                                                           "baseline or finalize-checkpoint (wse --help)"},
+                                   {"run x.yaml --threads 1 --threads 2", "wse: error: --threads given 2 times; give it once (wse run --help)"},
+                                   {"trace x.yaml --layer", "wse: error: --layer needs a value (TEXT) (wse trace --help)"},
+                                   {"run --threads", "wse: error: --threads needs a value (UINT:[1-4096]) (wse run --help)"},
+                                   {"inspect a b", "wse: error: unexpected argument 'b' (wse inspect --help)"}}) {
+    Output e = wse(args);
+    EXPECT_EQ(e.code, 2) << args << "\n" << e.text;
+    EXPECT_NE(e.text.find(said), std::string::npos) << args << "\n" << e.text;
+  }
 }
 
 }  // namespace
