@@ -101,6 +101,10 @@ SafetensorsFile::SafetensorsFile(std::filesystem::path path) : path_(std::move(p
     throw bad("header length " + std::to_string(len) + " is beyond the file's " + std::to_string(size) + " bytes (or over 100 MiB)");
   std::string text(len, '\0');
   if (!in.read(text.data(), std::streamsize(len))) throw bad("truncated header");
+  // The format pads a header with spaces, nothing else: a NUL or any other byte after the JSON was
+  // taken (the reference reader refuses it; a CLI audit, forty-sixth round).
+  if (const size_t nul = text.find('\0'); nul != std::string::npos)
+    throw bad("header holds a NUL byte at offset " + std::to_string(8 + nul) + " (a header is JSON, padded with spaces)");
   // A name given twice would silently keep one of the two: find it while parsing.
   std::string duplicate;
   std::set<std::string> names;
@@ -183,6 +187,13 @@ SafetensorsFile::SafetensorsFile(std::filesystem::path path) : path_(std::move(p
     if (b.offset < a.offset + a.numel * sizeof(float) && b.numel && a.numel)
       throw bad("tensors '" + shown(a.name) + "' and '" + shown(b.name) + "' overlap in the data (expected each byte to belong to one tensor)");
   }
+  // The data is the tensors' bytes and nothing more: bytes after the last (3 GB of them were
+  // taken) are a damaged or a different file, as the reference reader says too.
+  uint64_t data_end = 0;
+  for (const TensorEntry& t : tensors_) data_end = std::max<uint64_t>(data_end, t.offset - data_start + t.numel * sizeof(float));
+  if (data_size > data_end)
+    throw bad(std::to_string(data_size - data_end) + " bytes after the last tensor's data (at byte " + std::to_string(data_start + data_end) +
+              "; expected the file to end there)");
 }
 
 const TensorEntry* SafetensorsFile::find(const std::string& name) const {

@@ -105,6 +105,12 @@ TEST(CheckpointValidation, EveryContradictionIsNamed) {
     }
   }
   bad_checkpoint("array.st", "[1,2,3]", 0, {"header is not a JSON object"});
+  // What the reference reader refuses and this one took (a CLI audit, forty-sixth round): a header
+  // padded with NUL bytes, not spaces, and bytes after the last tensor's data.
+  const std::string one = R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
+  bad_checkpoint("nul_pad.st", one + std::string(3, '\0'), 4, {"header holds a NUL byte at offset " + std::to_string(8 + one.size())});
+  bad_checkpoint("trailing.st", one, 4 + 5, {"5 bytes after the last tensor's data (at byte " + std::to_string(8 + one.size() + 4)});
+  EXPECT_NO_THROW(SafetensorsFile(safetensors("space_pad.st", one + "   ", 4)));  // spaces are the format's padding
   // A header length past the end of the file.
   const fs::path p = dir() / "len.st";
   std::ofstream(p, std::ios::binary).write("\xff\xff\xff\xff\x00\x00\x00\x00{}", 10);
