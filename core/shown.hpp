@@ -24,4 +24,12 @@ inline std::string shown(std::string_view text) {
   return out;
 }
 
+// shown(), cut to its first `max` characters with the length said: a value a message quotes is
+// there to be recognised, and a megabyte-long one made a megabyte-long message (a CLI audit,
+// forty-sixth round).
+inline std::string shown_brief(std::string_view text, size_t max = 80) {
+  if (text.size() <= max) return shown(text);
+  return shown(text.substr(0, max)) + "... (" + std::to_string(text.size()) + " characters)";
+}
+
 }  // namespace wse

@@ -17,9 +17,10 @@
 namespace wse::yaml {
 
 using wse::shown;  // core/shown.hpp: control bytes as \xNN
+using wse::shown_brief;
 
 inline std::string describe(const YAML::Node& n) {
-  if (n.IsScalar()) return "'" + shown(n.Scalar()) + "'";
+  if (n.IsScalar()) return "'" + shown_brief(n.Scalar()) + "'";
   if (n.IsSequence()) return "a list";
   if (n.IsMap()) return "a mapping";
   return "nothing";

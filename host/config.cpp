@@ -522,7 +522,7 @@ MachineSpec load_machine(const std::string& name_or_path) {
   {
     // A link loop, or a folder on the way that may not be searched: there, but not readable.
     if (ec && ec.value() != ENOENT && ec.value() != ENOTDIR && ec.value() != ENAMETOOLONG)
-      throw ConfigError("machine preset '" + name_or_path + "': cannot look up " + path.string() + ": " + ec.message());
+      throw ConfigError("machine preset '" + shown_brief(name_or_path) + "': cannot look up " + shown_brief(path.string()) + ": " + ec.message());
     // The presets that are there, and where they were looked for (WSE_MACHINES_DIR moves it).
     std::vector<std::string> names;
     for (std::filesystem::directory_iterator it(machines_dir(), ec), end; !ec && it != end; it.increment(ec)) {
@@ -537,7 +537,7 @@ MachineSpec load_machine(const std::string& name_or_path) {
       const auto dst = std::filesystem::status(machines_dir(), dec);
       list = !std::filesystem::exists(dst) ? "none (no such folder)" : !std::filesystem::is_directory(dst) ? "none (not a folder)" : "none";
     }
-    throw ConfigError("machine preset '" + name_or_path + "' not found (looked for " + path.string() + "; presets in " +
+    throw ConfigError("machine preset '" + shown_brief(name_or_path) + "' not found (looked for " + shown_brief(path.string(), 200) + "; presets in " +
                       machines_dir().string() + (std::getenv("WSE_MACHINES_DIR") && *std::getenv("WSE_MACHINES_DIR") ? ", from WSE_MACHINES_DIR" : "") + ": " +
                       list + ")");
   }

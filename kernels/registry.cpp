@@ -1,5 +1,6 @@
 // The kernels by name. Listed here rather than registered by static constructors, which a static
 // library would let the linker drop.
+#include "core/shown.hpp"
 #include "kernels/gemv/gemv.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/reduce/reduce.hpp"
@@ -18,7 +19,7 @@ const KernelKind& kernel_kind(const std::string& name, const std::string& where)
     if (k.name == name) return k;
     known += (known.empty() ? "" : ", ") + k.name;
   }
-  throw ConfigError(where + ": field 'kernel': unknown kernel '" + name + "' (known: " + known + ")");
+  throw ConfigError(where + ": field 'kernel': unknown kernel '" + shown_brief(name) + "' (known: " + known + ")");
 }
 
 }  // namespace wse

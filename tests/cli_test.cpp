@@ -145,6 +145,9 @@ struct BadConfig {
 
 TEST(Cli, BadConfigsGiveAClearErrorAndExitCode2) {
   static const std::string kDeep = "gemv: " + std::string(600, '[') + std::string(600, ']') + "\n";
+  static const std::string kLongKernel = "kernel: " + std::string(100000, 'x') + "\n", kLongShown = "unknown kernel '" + std::string(80, 'x') +
+                                                                                                  "... (100000 characters)' (known: ";
+  static const std::string kLongRows = "gemv: {rows: " + std::string(100000, '7') + ", cols: 4}\n";
   const BadConfig cases[] = {
       {"unknown_field.yaml", "gemv: {rows: 4, cols: 4}\nmesh: {widht: 3}\n", "unknown field 'mesh.widht'"},
       // Not a number at all is told the range too, as a number out of it is.
@@ -174,6 +177,9 @@ TEST(Cli, BadConfigsGiveAClearErrorAndExitCode2) {
       // An empty regex would select every parameter, biases included (it did, without a word).
       {"empty_pattern.yaml", "kernel: fc_train\nmodel: {layers: [784, 16, 10]}\nsparsity: {sparsity: 0.5, param_name_patterns: ''}\n",
        "field 'sparsity.param_name_patterns': an empty regex, which would select every parameter, biases included; give '.*'"},
+      // A value quoted in part, with its length: a megabyte-long one made a megabyte-long message.
+      {"long_kernel.yaml", kLongKernel.c_str(), kLongShown.c_str()},
+      {"long_rows.yaml", kLongRows.c_str(), "field 'gemv.rows': expected an integer in [1, 1073741824], got '7777777777"},
       {"deep.yaml", kDeep.c_str(),
        "not valid YAML at line 1, column 1207: lists and mappings nested 500 levels inside one another, where the YAML reader stops"},
       // The value given, and both ends of a range the wrong way round (an error audit, forty-fourth round).
@@ -219,6 +225,7 @@ TEST(Cli, BadConfigsGiveAClearErrorAndExitCode2) {
     EXPECT_EQ(o.code, 2) << c.name << ": " << o.text;
     EXPECT_NE(o.text.find(c.message), std::string::npos) << c.name << ": " << o.text;
     EXPECT_NE(o.text.find(c.name), std::string::npos) << "the error should name the file: " << o.text;
+    EXPECT_LT(o.text.size(), 2000u) << c.name << ": a message that quotes all of a long value";
   }
 }
 
