@@ -145,6 +145,18 @@ TEST(ReliabilityCli, InspectOfAFileThatIsNeitherStreamSaysSo) {
     EXPECT_EQ(o.code, 2) << o.text;
     EXPECT_NE(o.text.find(f.string() + ": neither a WeightStream (.wsws) nor a GradientStream (.wsgs)"), std::string::npos) << o.text;
   }
+  // Told from its first 8 bytes, not after being read whole (a 1.5 GB file of zeros took 7 s and
+  // 1.5 GB: a CLI audit, forty-sixth round): a 1 GiB file (sparse on disk) under a 256 MiB
+  // address-space limit, which reading it whole cannot fit.
+  const fs::path big = dir() / "zeros.wsws";
+  std::ofstream(big, std::ios::binary).close();
+  fs::resize_file(big, uint64_t(1) << 30);
+  Output o = wse::test::shell("bash -c 'ulimit -v 262144; exec " + std::string(WSE_BINARY) + " inspect " + big.string() + "'");
+  fs::remove(big);
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find(big.string() + ": neither a WeightStream (.wsws) nor a GradientStream (.wsgs): no WSWS or WSGS file identifier at "
+                                       "bytes 4-7 of its 1073741824 bytes"),
+            std::string::npos) << o.text;
 }
 
 TEST(ReliabilityCli, AHugeFabricIsRefusedWithTheMemoryItWouldNeed) {
