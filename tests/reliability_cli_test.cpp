@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -1010,17 +1011,23 @@ TEST(ReliabilityCli, ResumeRefusesAPlanLongerThanTheConfigs) {
   // The step the run began at (its epochs count from there, forty-sixth round): one after the
   // checkpoint's own step is a damaged checkpoint, refused by both; a checkpoint without it (an
   // older version's, whose epochs counted from step 0) is taken.
-  auto with_start = [&](const std::string& name, const char* start) {
+  // step_3 with its metadata edited by `edit`, written as `name`.
+  auto rewritten = [&](const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
     nlohmann::json h = nlohmann::json::parse(bytes.substr(8, header_len));
-    EXPECT_EQ(h["__metadata__"]["run_start_step"], "0");
-    if (start) h["__metadata__"]["run_start_step"] = start;
-    else h["__metadata__"].erase("run_start_step");
+    edit(h["__metadata__"]);
     std::string t = h.dump();
     while (t.size() % 8) t += ' ';
     const uint64_t n = t.size();
     std::string b(reinterpret_cast<const char*>(&n), 8);
     b += t + bytes.substr(8 + header_len);
     return wse::test::write_file(dir() / name, b);
+  };
+  auto with_start = [&](const std::string& name, const char* start) {
+    return rewritten(name, [&](nlohmann::json& m) {
+      EXPECT_EQ(m["run_start_step"], "0");
+      if (start) m["run_start_step"] = start;
+      else m.erase("run_start_step");
+    });
   };
   const fs::path late = with_start("start_after_step.safetensors", "4");
   for (const std::string& mode : {std::string(" --validate_only"), " --out " + wse::test::fresh_dir(dir() / "resume_late").string()}) {
@@ -1035,15 +1042,7 @@ TEST(ReliabilityCli, ResumeRefusesAPlanLongerThanTheConfigs) {
   // the cluster's own message ("InputBatch ... field 'eval' contradicts the step it belongs to").
   // Now the checkpoint's field is named, by --resume and resume_from alike; 2^47 - 1 is taken.
   auto with_step = [&](const std::string& name, const std::string& step, const std::string& end) {
-    nlohmann::json h = nlohmann::json::parse(bytes.substr(8, header_len));
-    h["__metadata__"]["step"] = step;
-    h["__metadata__"]["run_end_step"] = end;
-    std::string t = h.dump();
-    while (t.size() % 8) t += ' ';
-    const uint64_t n = t.size();
-    std::string b(reinterpret_cast<const char*>(&n), 8);
-    b += t + bytes.substr(8 + header_len);
-    return wse::test::write_file(dir() / name, b);
+    return rewritten(name, [&](nlohmann::json& m) { m["step"] = step, m["run_end_step"] = end; });
   };
   const fs::path far = with_step("step_2_48.safetensors", "281474976710656", "281474976710658");
   o = wse("run " + cfg.string() + " --resume " + far.string() + " --validate_only");
