@@ -78,6 +78,11 @@ double loss_of(const Mat& logits, const uint8_t* labels, uint32_t& correct, Mat*
 
 BaselineResult train_baseline(const RunConfig& cfg, const Dataset& train, const Dataset& test, uint64_t steps,
                               const std::function<void(uint64_t, double)>& progress) {
+  // Eigen blocks a matrix product by the cache sizes it reads off the host's CPU, and the blocks
+  // set the order of each dot product's sums: the same binary gave 88.77% and 89.11% for
+  // examples/fc_mnist.yaml on two hosts of this kind (a docs audit, forty-sixth round). Fixed
+  // sizes (a common server core's), so a baseline is the same on every host.
+  Eigen::setCpuCacheSizes(kBaselineL1Bytes, kBaselineL2Bytes, kBaselineL3Bytes);
   const ClusterConfig cc = cluster_config(cfg);
   std::vector<LayerSpec> specs;
   for (size_t l = 0; l + 1 < cc.model.layers.size(); ++l) specs.push_back({Cluster::layer_name(l), cc.model.layers[l], cc.model.layers[l + 1]});

@@ -5,6 +5,7 @@
 // the gradient), then scored on the same test batches. What differs from the wafer run is only
 // the arithmetic: plain fp32 matrix products in Eigen's order, no fp16, no loss scaling. So the
 // report can put wafer and baseline accuracy side by side (`wse baseline CONFIG`).
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -22,6 +23,10 @@ struct BaselineResult {
   double test_loss = 0;        // mean over the scored samples
   double accuracy() const { return scored ? double(correct) / scored : 0.0; }
 };
+
+// The cache sizes the baseline's matrix products are blocked for, whatever the host's: Eigen
+// reads them off the CPU otherwise, and its blocking decides the order of the sums.
+constexpr std::ptrdiff_t kBaselineL1Bytes = 32 * 1024, kBaselineL2Bytes = 512 * 1024, kBaselineL3Bytes = 8 * 1024 * 1024;
 
 // Trains `steps` steps of cfg's model on `train` (step s takes batch s mod steps-per-epoch, as
 // `wse run` does) and scores every whole batch of `test`. `progress(step, loss)` after each step.
