@@ -278,6 +278,39 @@ TEST(TraceCli, TrainingLayerWholeMeshSlicesAddUpToBusyCycles) {
   EXPECT_NE(cv.text.find("give the layer's trace, trace.pftrace"), std::string::npos) << cv.text;
 }
 
+// The egress stream of a traced pass that is not the step's last (fc2 bwd: fc1 bwd follows it)
+// has its slice on the host track, with every gradient wavelet the pass sent off the wafer. It
+// was built from the egress ports when the trace was finished, after the whole step, and the
+// later passes had restarted the ports: only the step's last pass kept its egress slice (a trace
+// audit, forty-sixth round).
+TEST(TraceCli, ATracedPassKeepsItsEgressStreamWhenLaterPassesFollowIt) {
+  fs::path cfg = wse::test::write_file(dir() / "fc_egress.yaml",
+                                       "machine: wse2\nmesh: {width: 4, height: 3}\nkernel: fc_train\nmodel: {layers: [784, 16, 10]}\n"
+                                       "data: {train_samples: 12, eval_samples: 0}\ntraining: {batch_size: 12}\n"
+                                       "optimizer: {kind: sgd, lr: 0.1}\n");
+  fs::path out = wse::test::fresh_dir(dir() / "fc_egress_out");
+  Output o = wse("trace " + cfg.string() + " --layer fc2 --pass bwd --interval 200 --threads 1 --out " + out.string());
+  ASSERT_EQ(o.code, 0) << o.text;
+  const nlohmann::json r = nlohmann::json::parse(std::ifstream(out / "report.json"));
+  const uint64_t gradients = r["layer"]["stats"]["gradient_wavelets"].get<uint64_t>();
+  ASSERT_GT(gradients, 0u) << r["layer"].dump();
+  std::map<uint64_t, std::string> names;
+  uint64_t egress = 0, slices = 0, first = UINT64_MAX, last = 0;
+  wse::read_pftrace(out / "trace.pftrace", {[&](const wse::PftraceTrack& t) { names[t.uuid] = t.name; },
+                                            [&](const wse::PftraceSlice& sl) {
+                                              if (sl.name != "egress stream") return;
+                                              ++slices;
+                                              if (const wse::PftraceArg* a = sl.arg("wavelets")) egress += uint64_t(a->number);
+                                              first = std::min<uint64_t>(first, sl.start), last = std::max<uint64_t>(last, sl.end);
+                                            },
+                                            {}});
+  EXPECT_EQ(slices, 1u);
+  EXPECT_EQ(egress, gradients);
+  // Within the traced pass (slices are in cycles from its start).
+  EXPECT_LT(first, last);
+  EXPECT_LE(last, r["cycles"].get<uint64_t>());
+}
+
 // Found by a profiling audit: a trace of another GEMV on the same mesh (the same machine, layer,
 // pass and interval, so the same description) was drawn as the dump's timelines, bars to cycle
 // 117 in a run of 105. A slice beyond the dump's run gives it away.

@@ -250,6 +250,16 @@ void ActivityRecorder::sample(Cycle boundary) {
   colour_prev_ = std::move(colours);
 
   const uint64_t in = ingress_sent(), out = egress_arrived(boundary);
+  // The egress stream's first and last arrivals so far, kept as the run goes: a port's arrivals
+  // are gone once a later run restarts it, and a training step runs its other passes after the
+  // traced one before the trace is finished (only the step's last pass kept its egress slice: a
+  // trace audit, forty-sixth round).
+  for (const EgressPort& p : wafer_.mesh().egress_ports()) {
+    const auto& r = p.received();  // arrival cycles ascend per port
+    const auto from = std::partition_point(r.begin(), r.end(), [&](const EgressArrival& a) { return a.cycle < start_; });
+    const auto to = std::partition_point(from, r.end(), [&](const EgressArrival& a) { return a.cycle < boundary; });
+    if (from != to) egress_first_ = std::min(egress_first_, from->cycle), egress_end_ = std::max(egress_end_, (to - 1)->cycle + 1);
+  }
   ingress_series_.push_back(in - std::min(in, ingress_prev_));
   egress_series_.push_back(out - std::min(out, egress_prev_));
   ingress_prev_ = in, egress_prev_ = out;
@@ -420,16 +430,13 @@ std::vector<StreamPhase> ActivityRecorder::stream_phases() const {
     }
     if (p.end > p.start) phases.push_back(p);
   }
-  StreamPhase e{"egress stream", "host", kNever, 0, 0};
-  for (const EgressPort& port : wafer_.mesh().egress_ports()) {
-    for (const EgressArrival& a : port.received()) {
-      if (a.cycle < start_ || a.cycle >= last_boundary_) continue;
-      e.start = std::min(e.start, a.cycle - start_);
-      e.end = std::max(e.end, a.cycle + 1 - start_);
-      ++e.wavelets;
-    }
+  // From what the samples saw (sample()), not from the ports, which a later run may have restarted.
+  StreamPhase e{"egress stream", "host", 0, 0, 0};
+  for (uint64_t w : egress_series_) e.wavelets += w;
+  if (e.wavelets) {
+    e.start = egress_first_ - start_, e.end = egress_end_ - start_;
+    phases.push_back(e);
   }
-  if (e.wavelets) phases.push_back(e);
   return phases;
 }
 

@@ -117,6 +117,7 @@ class ActivityRecorder {
   std::vector<LinkPrev> lane_prev_;
   std::vector<uint32_t> last_active_;  // per stored tile: 1 + last interval with any activity (0 = none)
   uint64_t ingress_prev_ = 0, egress_prev_ = 0;
+  Cycle egress_first_ = kNever, egress_end_ = 0;  // the first egress arrival recorded, and the last + 1
   // The recorder's memory so far (its columns, about), and the figure at which it next asks the
   // host for as much again: a trace of a run far longer than its interval grew until the kernel
   // killed the process; now it stops with the figure and what to change (check_growth).
