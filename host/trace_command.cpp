@@ -114,14 +114,20 @@ struct TraceOutput {
   }
 };
 
-// Writes the dump, finishes the trace and writes the report of one recorded run.
-void finish_trace(TraceResult& r, const TraceOptions& opt, OutputDir& out, ActivityRecorder& rec, TraceOutput& t,
-                  const std::string& layer) {
-  // A window that starts after the layer ended holds nothing: an empty trace with exit code 0
-  // looked like a layer that did nothing. Refused before the folder is claimed.
+// A window that starts after the layer ended holds nothing: an empty trace with exit code 0
+// looked like a layer that did nothing. Refused before the folder is claimed (a training trace
+// checks it before it writes its cluster trace, which claimed the folder first: a trace audit,
+// forty-sixth round).
+void check_window(const TraceResult& r, const TraceOptions& opt, const std::string& layer) {
   if (const uint64_t cycles = r.report.value("cycles", uint64_t(0)); opt.from > 0 && opt.from >= cycles)
     throw UsageError("--from " + std::to_string(opt.from) + ": the layer (" + layer + ", " + opt.pass + ") ran " + std::to_string(cycles) +
                      " cycles, so the window holds nothing; give --from below " + std::to_string(cycles));
+}
+
+// Writes the dump, finishes the trace and writes the report of one recorded run.
+void finish_trace(TraceResult& r, const TraceOptions& opt, OutputDir& out, ActivityRecorder& rec, TraceOutput& t,
+                  const std::string& layer) {
+  check_window(r, opt, layer);
   out.entry(t.file.filename().string());  // the run succeeded: claim the directory before the trace is committed
   r.dump_file = out.entry("activity.wsad");
   rec.write(r.dump_file);
@@ -237,6 +243,7 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt, 
   // The cluster's actors over the same step, in a file of their own (their clock is the
   // cluster's, from the step's start; the layer's trace starts with its pass).
   const nlohmann::json step = trainer.step_timeline(trainer.memoryx().step() - 1);
+  check_window(r, opt, Cluster::layer_name(l));
   r.cluster_file = out.entry(opt.format == "json" ? "cluster.json" : "cluster.pftrace");
   std::unique_ptr<TraceSink> sink;
   if (opt.format == "json") sink = std::make_unique<JsonTraceWriter>(r.cluster_file);

@@ -309,6 +309,15 @@ TEST(TraceCli, ATracedPassKeepsItsEgressStreamWhenLaterPassesFollowIt) {
   // Within the traced pass (slices are in cycles from its start).
   EXPECT_LT(first, last);
   EXPECT_LE(last, r["cycles"].get<uint64_t>());
+  // A window after the pass is refused before anything is written, the cluster trace included
+  // (it was written first, and left with a record: the same audit).
+  const fs::path late = wse::test::fresh_dir(dir() / "fc_late_out");
+  const std::string from = std::to_string(r["cycles"].get<uint64_t>());
+  o = wse("trace " + cfg.string() + " --layer fc2 --pass bwd --from " + from + " --threads 1 --out " + late.string());
+  EXPECT_EQ(o.code, 2) << o.text;
+  EXPECT_NE(o.text.find("--from " + from + ": the layer (fc2, bwd) ran " + from + " cycles, so the window holds nothing"), std::string::npos)
+      << o.text;
+  EXPECT_FALSE(fs::exists(late)) << "left: " << (fs::exists(late / ".wse-run") ? "a record" : "a folder");
 }
 
 // Found by a profiling audit: a trace of another GEMV on the same mesh (the same machine, layer,
