@@ -251,6 +251,19 @@ def check_timeline(wd, data, shots):
     check(got == want and len(want) > 0, f"timeline of PE ({x},{y}) in interval {frame + 1}: {len(got)} bars, as embedded")
     rows = wd.js("return document.querySelectorAll('#tl-table tr.tl-row').length")
     check(rows == min(200, len(want)), f"timeline table lists {rows} slices")
+    # Each row is its bar's part in the interval: from where it starts in it, for the cycles it
+    # has there (a merged bar's whole count and cycles were listed in every interval it touched).
+    # Checked in an interval a bar reaches out of, where the two differ.
+    crossing = [k for k in range(len(data["intervals"]))
+                if any(b["start"] < data["intervals"][k][0] or b["end"] > data["intervals"][k][1] for b in bars(k))]
+    check(bool(crossing), "some interval of the PE has a bar that reaches out of it")
+    for k in crossing[:1]:
+        wd.js("window.wseViz.setFrame(arguments[0])", k)
+        s, e = data["intervals"][k]
+        cells = wd.js("return [...document.querySelectorAll('#tl-table tr.tl-row')].map(r => [...r.cells].map(c => c.textContent))")
+        parts = [[max(s, b["start"]), min(e, b["end"]) - max(s, b["start"])] for b in bars(k)[:200]]
+        check([[int(c[2]), int(c[3])] for c in cells] == parts, f"timeline rows are the bars' parts in cycles {s}-{e}")
+    wd.js("window.wseViz.setFrame(arguments[0])", frame)
     ink = wd.js("""const c = document.getElementById('tl-canvas'), d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
                    let n = 0; for (let i = 0; i < d.length; i += 4) if (d[i + 3] && (d[i] + d[i + 1] + d[i + 2]) > 200) n++; return n;""")
     check(ink > 100, f"timeline bars drawn ({ink} pixels)")

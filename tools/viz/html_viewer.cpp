@@ -301,12 +301,19 @@ constexpr const char* kTail = R"HTML(</script>
     if (why) html += `<div class="hint" id="tl-untraced">${esc(why)}</div>`;
     else if (!bars.length) html += '<div class="hint">No task or DSD op in this interval.</div>';
     let rows = "";
+    // Each row is the bar's part in this interval: where it starts in it and its cycles there. A
+    // bar of N back-to-back repeats merged into one ("×N") may reach into the intervals beside;
+    // its N and its whole span are the bar's, and said so (the table gave a merged bar's whole
+    // count and cycles in every interval it touched: 131 tasks in a 1,000-cycle interval where
+    // 67 began; a trace audit, forty-sixth round).
     bars.slice(0, 200).forEach((b) => {
-      rows += `<tr class="tl-row"><td>${esc(b.name)}${b.count > 1 ? " ×" + b.count : ""}</td><td>${b.thread ? "ut" + (b.thread - 1) : "main"}</td>` +
-        `<td>${b.start}</td><td>${b.end - b.start}</td></tr>`;
+      const from = Math.max(s, b.start), to = Math.min(e, b.end);
+      const merged = b.count > 1 ? ` ×${b.count}${b.start < s || b.end > e ? ` (the bar, cycles ${b.start}–${b.end})` : ""}` : "";
+      rows += `<tr class="tl-row"><td>${esc(b.name)}${merged}</td><td>${b.thread ? "ut" + (b.thread - 1) : "main"}</td>` +
+        `<td>${from}</td><td>${to - from}</td></tr>`;
     });
     if (bars.length > 200) rows += `<tr><td colspan="4" class="hint">… ${bars.length - 200} more</td></tr>`;
-    if (bars.length) html += `<table id="tl-table"><thead><tr><th>slice</th><th>thread</th><th>start</th><th>cycles</th></tr></thead><tbody>${rows}</tbody></table>`;
+    if (bars.length) html += `<table id="tl-table"><thead><tr><th>slice</th><th>thread</th><th>from</th><th>cycles here</th></tr></thead><tbody>${rows}</tbody></table>`;
     body.className = ""; body.innerHTML = html;
     const c = $("tl-canvas"), g = c.getContext("2d"), sx = (W - 40) / Math.max(1, e - s);
     g.fillStyle = "#9a9ca5"; g.font = "10px system-ui, sans-serif"; g.textBaseline = "middle";
