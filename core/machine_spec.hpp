@@ -38,6 +38,7 @@ struct MachineSpec {
   uint32_t data_task_receive_cycles = 1;  // a data task's wavelet taken from its input queue, before the task runs
   uint32_t local_task_ids = 31;         // task IDs a PE's local tasks can take (WSE-2 0-30, WSE-3 8-30)
   bool data_task_ids_shared = true;     // WSE-2: a data task's ID is its colour, taken from those same IDs
+  uint32_t fabric_inputs_per_op = 2;    // fabric sources a DSD op may read (WSE-3: one)
 
   // Router switches (several routes per colour, advanced at run time).
   uint32_t switch_positions = 4;        // per colour per router, the base route included

@@ -410,7 +410,7 @@ static const std::set<std::string>& machine_field_names() {
       "pe_input_queue_depth", "fmac_simd_fp16", "fmac_simd_mixed", "fmac_simd_fp32", "move_simd_fp32", "move_simd_fp16",
       "fmax_simd_fp16", "fmax_simd_fp32", "convert_simd",
       "dsd_pipeline_cycles", "fabric_dsd_setup_cycles", "data_task_receive_cycles", "local_task_ids", "data_task_ids_shared", "microthreads", "pe_input_queues", "pe_output_queues",
-      "pe_output_queue_depth", "pe_filters", "switch_positions", "switch_rx_and_tx", "clock_hz", "io_bytes_per_cycle",
+      "pe_output_queue_depth", "pe_filters", "switch_positions", "switch_rx_and_tx", "fabric_inputs_per_op", "clock_hz", "io_bytes_per_cycle",
       "memoryx_bytes_per_cycle", "memoryx_update_bytes_per_cycle", "memoryx_latency_cycles", "swarmx_fanout",
       "swarmx_link_bytes_per_cycle", "swarmx_latency_cycles", "edge_buffer_bytes", "input_bytes_per_cycle", "input_latency_cycles",
       "user_node_latency_cycles"};
@@ -466,6 +466,7 @@ void apply_machine_fields(MachineSpec& s, const YAML::Node& n, const std::string
   if (n["pe_filters"]) s.pe_filters = uint32_t(count(n["pe_filters"], where, f("pe_filters"), MachineSpec::kMaxColours));
   u32("switch_positions", s.switch_positions, MachineSpec::kMaxSwitchPositions);
   if (n["switch_rx_and_tx"]) s.switch_rx_and_tx = scalar<bool>(n["switch_rx_and_tx"], where, f("switch_rx_and_tx"), "true or false");
+  if (n["fabric_inputs_per_op"]) s.fabric_inputs_per_op = uint32_t(integer_in(n["fabric_inputs_per_op"], where, f("fabric_inputs_per_op"), 1, 2));
   if (s.pe_output_queue_depth + s.dsd_pipeline_cycles > 16)
     throw ConfigError(where + ": fields '" + f("pe_output_queue_depth") + "' + '" + f("dsd_pipeline_cycles") + "' exceed the 16 wavelets an output queue "
                       "is modelled with (got " + std::to_string(s.pe_output_queue_depth) + " + " + std::to_string(s.dsd_pipeline_cycles) + ")");

@@ -30,8 +30,10 @@ int inspect_stream_file(const std::filesystem::path& path) {
   {
     std::error_code ec;
     char head[8];
-    std::ifstream in(path, std::ios::binary);
-    if (std::filesystem::is_regular_file(path, ec) && in.read(head, 8)) {
+    // (Its type first: opening a pipe to read blocks until a writer comes: a review, forty-sixth round.)
+    std::ifstream in;
+    if (std::filesystem::is_regular_file(path, ec)) in.open(path, std::ios::binary);
+    if (in.is_open() && in.read(head, 8)) {
       const std::string id(head + 4, head + 8);
       if (id != "WSGS" && id != "WSWS")
         throw UsageError(what + ": neither a WeightStream (.wsws) nor a GradientStream (.wsgs): no WSWS or WSGS file identifier at bytes "

@@ -159,6 +159,8 @@ std::string parser_words(std::string what) {
     return "a command is required: run, trace, inspect, viz, baseline or finalize-checkpoint";
   if (what.rfind("The following argument was not expected: ", 0) == 0)
     return "unexpected argument '" + what.substr(41) + "'";
+  if (what.rfind("The following arguments were not expected: ", 0) == 0)
+    return "unexpected arguments '" + what.substr(43) + "'";
   return what;
 }
 
@@ -217,7 +219,7 @@ int command_main(int argc, char** argv) {
       "once it has finished the rest of the files DIR/.wse-run lists go (a run that fails keeps what it did not replace). "
       "Without it a non-empty output directory is refused";
   const char* memory_help =
-      "Host memory this run may use, e.g. 8G or 512M (default: what the OS reports available, or less under ulimit -v). A run "
+      "Host memory this run may use, e.g. 8G or 512M (default: what the OS reports available; never more than ulimit -v leaves). A run "
       "whose estimate is larger is refused before it allocates. The estimate is a lower bound (the mesh, the kernel's data, "
       "MemoryX's store), not a cap: a training run's steps, a trace's recording and viz's pictures take more (docs/reliability.md)";
   const char* threads_help =

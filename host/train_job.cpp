@@ -346,6 +346,11 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
                      ", the checkpoint this run starts from; choose another --out");
   if (!modes.validate_only) {
     out.emplace(out_dir, dir_options("--out", false));
+    // The same folder by another path that only resolves now --out exists (a link to it made
+    // before): one folder, one record, as above (a second lock on it was refused as "in use by
+    // another wse run": a review, forty-sixth round).
+    std::error_code same_ec;
+    if (!tc.checkpoint_dir.empty() && !ckpt_in_out && fs::equivalent(tc.checkpoint_dir, out_dir, same_ec)) ckpt_in_out = true;
     if (!modes.compile_only && !tc.checkpoint_dir.empty() && !ckpt_in_out) open_checkpoint_dir(own_ckpt);
   }
   // The data's headers and lengths too, before MemoryX and the wafers are built (--validate_only

@@ -164,8 +164,8 @@ std::vector<std::string> OutputDir::recorded(const fs::path& dir) {
   const fs::file_status st = fs::symlink_status(path, ec);
   if (!fs::exists(st)) return out;
   if (!fs::is_regular_file(st))
-    throw OutputError("output record " + shown(path.string()) + ": not a regular file; it is not a record a wse run wrote. Empty " +
-                      shown(dir.string()) + " yourself, or choose a new directory");
+    throw OutputError("output record " + shown(path.string()) + ": not a regular file; it is not a record a wse run wrote. Remove it, or "
+                      "choose a new directory");
   std::ifstream in(path);
   size_t n = 0;
   for (std::string line; std::getline(in, line);) {
@@ -181,7 +181,7 @@ std::vector<std::string> OutputDir::recorded(const fs::path& dir) {
     if (!ok)
       throw OutputError("output record " + shown(path.string()) + ", line " + std::to_string(n) + ": '" + shown(line.substr(0, 80)) +
                         (line.size() > 80 ? "...'" : "'") + " is not an entry a wse run writes (a name in the directory, or folder/name): "
-                        "the record is damaged. Empty " + shown(dir.string()) + " yourself, or choose a new directory");
+                        "the record is damaged. Mend or remove that line, or choose a new directory");
     out.push_back(line);
   }
   return out;
@@ -226,6 +226,9 @@ OutputDir::OutputDir(fs::path dir, OutputDirOptions options) : dir_(std::move(di
   std::vector<std::string> present = contents(dir_, what);
   // A record with nothing beside it (a run stopped before its first file) is no output to keep apart.
   present.erase(std::remove(present.begin(), present.end(), std::string(kMarker)), present.end());
+  // A resumed run's record is read now, not at its first checkpoint: a damaged one stopped it
+  // only after its training (a review, forty-sixth round).
+  if (opt_.continue_run) (void)recorded(dir_);
   if (present.empty() || opt_.continue_run) return;
   // --overwrite is offered only where it would do something: a folder no wse run recorded it
   // refuses too (it was suggested there, then refused: a review, forty-fifth round).
@@ -331,7 +334,8 @@ void OutputDir::drop_unwritten() {
   for (const std::string& e : entries_) {
     const fs::path p = dir_ / e;
     const fs::file_status st = fs::symlink_status(p);
-    if (fs::is_directory(st) && !previous_has(e)) {
+    // Only a folder this run made (not one it found there and wrote nothing into).
+    if (fs::is_directory(st) && std::find(made_here_.begin(), made_here_.end(), e) != made_here_.end()) {
       std::error_code ec;
       if (fs::is_empty(p, ec) && !ec && fs::remove(p, ec)) continue;
     }
@@ -433,7 +437,7 @@ fs::path OutputDir::entry(const std::string& name) { return take(name, false); }
 fs::path OutputDir::subdir(const std::string& name) {
   const fs::path p = take(name, true);
   std::error_code ec;
-  fs::create_directory(p, ec);
+  if (fs::create_directory(p, ec)) made_here_.push_back(name);
   if (ec) throw_output_error(opt_.flag, p, "create it", ec.value());
   if (!fs::is_directory(p)) throw OutputError(opt_.flag + " " + p.string() + ": exists and is not a directory");
   return p;

@@ -105,6 +105,7 @@ class OutputDir {
   OutputDirOptions opt_;
   std::vector<std::filesystem::path> created_;  // directories this made, outermost first
   std::vector<std::string> entries_;            // recorded ("name" or "folder/name"), in the order first written
+  std::vector<std::string> made_here_;          // the run's folders subdir() created (not found there)
   // With --overwrite, what the previous run recorded and is still there: recorded beside this
   // run's entries until this run finishes and they go.
   std::vector<std::string> previous_;

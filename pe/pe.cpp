@@ -764,6 +764,11 @@ void PeContext::issue(DsdOp op, const OpOptions& o) {
         bad("sends on colour " + std::to_string(d.colour) + ", but its router has no route receiving that colour from the RAMP");
     }
   }
+  // WSE-3 refuses an op with two fabric sources (the SDK's DSDs page); it ran here (a PE audit,
+  // forty-sixth round). No shipped kernel reads two.
+  if (op.a.kind == DsdKind::FabIn && op.b.kind == DsdKind::FabIn && spec_.fabric_inputs_per_op < 2)
+    bad("reads two fabric sources (colours " + std::to_string(op.a.colour) + " and " + std::to_string(op.b.colour) + "), but an op on " +
+        spec_.name + " may read " + std::to_string(spec_.fabric_inputs_per_op) + " (machine.fabric_inputs_per_op): move one into memory first");
   if (op.opts.microthread < -1)
     bad("microthread " + std::to_string(op.opts.microthread) + " is out of range (-1, the default, takes the lowest free one)");
   if (op.opts.microthread >= int(pe.microthreads_))

@@ -437,6 +437,33 @@ TEST(OutputDir, ADamagedRecordIsNamedNotFollowed) {
                                      "is not an entry a wse run writes", "the record is damaged"});
   }
   EXPECT_EQ(slurp(d / "report.json"), "x");
+  // A resumed run reads its folder's record when it opens it, not at its first checkpoint, after
+  // its training (a review, forty-sixth round).
+  test::write_file(d / OutputDir::kMarker, "# wse: ...\nreport.json\n../x\n");
+  test::expect_error<OutputError>([&] { OutputDir o(d, {"training.checkpoint_dir", false, true, ""}); },
+                                  {", line 3: '../x' is not an entry a wse run writes", "Mend or remove that line"});
+}
+
+// A failed run takes away the empty folders it made, never one it found there: a user's empty
+// folder of the name a run writes into is left (a review, forty-sixth round: every empty folder
+// the run recorded went).
+TEST(OutputDir, AFailedRunTakesAwayOnlyTheFoldersItMade) {
+  const fs::path d = test::fresh_dir(dir() / "found_folder");
+  {
+    OutputDir first(d, {});
+    write_file_atomic(first.entry("report.json"), "first", "report");
+  }
+  fs::create_directories(d / "frames");  // the user's, empty, not recorded
+  try {
+    OutputDir second(d, {"--out", true, false, ""});
+    second.subdir("frames");
+    second.subdir("pictures");
+    throw std::runtime_error("the run fails before writing into them");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_TRUE(fs::is_directory(d / "frames"));
+  EXPECT_FALSE(fs::exists(d / "pictures"));
+  EXPECT_EQ(slurp(d / "report.json"), "first");
 }
 
 // pending(): a file streamed while the run may still fail keeps the directory unclaimed, so the

@@ -709,6 +709,38 @@ TEST(PeDsd, AnOpReadingOneColourAsBothSourcesIsToldSo) {
                               {"PE (0,0) (program 'twice'), 'start', DSD op @fsubs: reads colour 3 as both its sources"});
 }
 
+// WSE-3 refuses an op with two fabric sources ("it is illegal for a DSD operation to have
+// multiple arguments that are fabric inputs", the SDK's DSDs page); WSE-2 takes it. It ran on
+// both (a PE audit, forty-sixth round).
+void reads_two_colours(PeContext& ctx) { ctx.fsubs(ctx.mem(row(ctx).acc, 4), fabin(kC, 4), fabin(kC + 1, 4)); }
+
+TEST(PeDsd, AnOpReadingTwoFabricSourcesIsRefusedOnWse3) {
+  for (const char* preset : {"wse2", "wse3"}) {
+    const MachineSpec spec = load_machine(preset);
+    EXPECT_EQ(spec.fabric_inputs_per_op, std::string(preset) == "wse3" ? 1u : 2u) << preset;
+    Wafer wafer(spec, {2, 1});
+    IngressPort& west = wafer.mesh().add_ingress({0, 0}, Dir::West);
+    IngressPort& north = wafer.mesh().add_ingress({0, 0}, Dir::North);
+    for (uint32_t k = 0; k < 4; ++k) west.enqueue(Wavelet{k, kC}), north.enqueue(Wavelet{k, Colour(kC + 1)});
+    wafer.mesh().set_route({0, 0}, kC, Route::make(Dir::West, {Dir::Ramp}));
+    wafer.mesh().set_route({0, 0}, kC + 1, Route::make(Dir::North, {Dir::Ramp}));
+    Program p;
+    p.name = "two";
+    p.start_task = p.local(reads_two_colours, "start");
+    wafer.load({0, 0}, &p);
+    wafer.allocate({0, 0}, "vars", sizeof(RowVars));
+    wafer.finalize(1);
+    if (std::string(preset) == "wse3") {
+      test::expect_error<PeError>([&] { wafer.run(10'000); },
+                                  {"PE (0,0) (program 'two'), 'start', DSD op @fsubs: reads two fabric sources (colours 3 and 4), but an op "
+                                   "on wse3 may read 1 (machine.fabric_inputs_per_op)"});
+    } else {
+      const WaferRun run = wafer.run(10'000);
+      EXPECT_FALSE(run.engine.hit_cycle_limit);
+    }
+  }
+}
+
 TEST(PeDsd, TaskReferencesAlignmentAndAtAreChecked) {
   expect_program_error<completes_into_unbound_task>({"PE (0,0)", "'the_task'", "@fmovs", "activates local task 9 on completion", "binds 1"});
   expect_program_error<async_completes_into_unbound_task>({"PE (0,0)", "'the_task'", "@fmovs", "activates local task 9 on completion"});

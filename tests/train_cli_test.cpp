@@ -281,6 +281,23 @@ TEST(TrainCli, ARetainedLayerTakesNoMemoryXBytes) {
   EXPECT_EQ(r[1]["loss_per_step"], r[0]["loss_per_step"]);
 }
 
+// training.checkpoint_dir naming --out by a link made before --out existed: one folder, one
+// record, as when it names --out itself (a second lock on the folder was refused as "in use by
+// another wse run": a review, forty-sixth round).
+TEST(TrainCli, ACheckpointDirLinkedToOutIsOut) {
+  const fs::path out = wse::test::fresh_dir(dir() / "linked_out"), link = dir() / "linked_ckpt";
+  fs::remove(link);
+  fs::create_directory_symlink(out, link);
+  const std::string yaml = "machine: wse2\nmesh: {width: 4, height: 2}\nkernel: fc_train\nmodel: {layers: [784, 16, 10]}\n"
+                           "data: {train_samples: 16, eval_samples: 0}\noptimizer: {kind: sgd, lr: 0.1}\n"
+                           "training: {batch_size: 16, checkpoint_dir: " + link.string() + "}\n";
+  Output o = wse("run " + write("linked.yaml", yaml).string() + " --threads 1 --out " + out.string());
+  EXPECT_EQ(o.code, 0) << o.text;
+  EXPECT_TRUE(fs::exists(out / "step_1.safetensors")) << o.text;
+  EXPECT_TRUE(fs::exists(out / "report.json"));
+  fs::remove(link);
+}
+
 // The report's `cluster` block gives the cluster figures in force, the two latencies of the
 // input path among them (a forty-fifth round audit: they were only in the machine preset).
 TEST(TrainCli, TheClusterBlockGivesTheInputPathsLatencies) {
