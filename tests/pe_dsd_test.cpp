@@ -695,16 +695,22 @@ TEST(PeDsd, ScalarsAreTypedAndEveryOperandAndTaskIsNamed) {
 // with no other op running (a kernel-author audit).
 void reads_one_colour_twice(PeContext& ctx) { ctx.fsubs(ctx.mem(row(ctx).acc, 4), fabin(kC, 4), fabin(kC, 4)); }
 
+// PE (0,0) of `wafer` runs `start` as program `p`'s start task, with RowVars, and the wafer is
+// finalized on one worker.
+void run_start_task(Wafer& wafer, Program& p, const char* name, void (*start)(PeContext&)) {
+  p.name = name;
+  p.start_task = p.local(start, "start");
+  wafer.load({0, 0}, &p);
+  wafer.allocate({0, 0}, "vars", sizeof(RowVars));
+  wafer.finalize(1);
+}
+
 TEST(PeDsd, AnOpReadingOneColourAsBothSourcesIsToldSo) {
   Wafer wafer(test::wse2(), {2, 1});
   wafer.mesh().add_ingress({0, 0}, Dir::West);
   wafer.mesh().set_route({0, 0}, kC, Route::make(Dir::West, {Dir::Ramp}));
   Program p;
-  p.name = "twice";
-  p.start_task = p.local(reads_one_colour_twice, "start");
-  wafer.load({0, 0}, &p);
-  wafer.allocate({0, 0}, "vars", sizeof(RowVars));
-  wafer.finalize(1);
+  run_start_task(wafer, p, "twice", reads_one_colour_twice);
   test::expect_error<PeError>([&] { wafer.run(10'000); },
                               {"PE (0,0) (program 'twice'), 'start', DSD op @fsubs: reads colour 3 as both its sources"});
 }
@@ -725,11 +731,7 @@ TEST(PeDsd, AnOpReadingTwoFabricSourcesIsRefusedOnWse3) {
     wafer.mesh().set_route({0, 0}, kC, Route::make(Dir::West, {Dir::Ramp}));
     wafer.mesh().set_route({0, 0}, kC + 1, Route::make(Dir::North, {Dir::Ramp}));
     Program p;
-    p.name = "two";
-    p.start_task = p.local(reads_two_colours, "start");
-    wafer.load({0, 0}, &p);
-    wafer.allocate({0, 0}, "vars", sizeof(RowVars));
-    wafer.finalize(1);
+    run_start_task(wafer, p, "two", reads_two_colours);
     if (std::string(preset) == "wse3") {
       test::expect_error<PeError>([&] { wafer.run(10'000); },
                                   {"PE (0,0) (program 'two'), 'start', DSD op @fsubs: reads two fabric sources (colours 3 and 4), but an op "
