@@ -25,6 +25,9 @@ std::string shown_step(uint64_t step) { return step_label(step) + " (field 'step
 
 int inspect_stream_file(const std::filesystem::path& path) {
   const std::string what = path.string();
+  const auto neither = [&](const std::string& why) {
+    return UsageError(what + ": neither a WeightStream (.wsws) nor a GradientStream (.wsgs): " + why);
+  };
   // Its identifier first: a file that is no stream is told so from its first 8 bytes, not after
   // being read whole (a 1.5 GB file of zeros took 7 s and 1.5 GB: a CLI audit, forty-sixth round).
   {
@@ -36,8 +39,7 @@ int inspect_stream_file(const std::filesystem::path& path) {
     if (in.is_open() && in.read(head, 8)) {
       const std::string id(head + 4, head + 8);
       if (id != "WSGS" && id != "WSWS")
-        throw UsageError(what + ": neither a WeightStream (.wsws) nor a GradientStream (.wsgs): no WSWS or WSGS file identifier at bytes "
-                         "4-7 of its " + std::to_string(std::filesystem::file_size(path, ec)) + " bytes");
+        throw neither("no WSWS or WSGS file identifier at bytes 4-7 of its " + std::to_string(std::filesystem::file_size(path, ec)) + " bytes");
     }
   }
   const Buffer bytes = read_input_file(path, "stream", uint64_t(1) << 31);  // a FlatBuffer is at most 2 GiB
@@ -45,9 +47,8 @@ int inspect_stream_file(const std::filesystem::path& path) {
   // its name says; a file that is neither is not blamed on one of them.
   const std::string id = bytes.size() >= 8 ? std::string(bytes.begin() + 4, bytes.begin() + 8) : std::string();
   if (id != "WSGS" && id != "WSWS")
-    throw UsageError(what + ": neither a WeightStream (.wsws) nor a GradientStream (.wsgs): " +
-                     (bytes.size() < 8 ? std::to_string(bytes.size()) + " bytes, too short for a FlatBuffer"
-                                       : "no WSWS or WSGS file identifier at bytes 4-7 of its " + std::to_string(bytes.size()) + " bytes"));
+    throw neither(bytes.size() < 8 ? std::to_string(bytes.size()) + " bytes, too short for a FlatBuffer"
+                                   : "no WSWS or WSGS file identifier at bytes 4-7 of its " + std::to_string(bytes.size()) + " bytes");
   if (id == "WSGS") {
     GradientMessage g = decode_gradient_stream(bytes, what);
     std::printf("GradientStream %s: layer %s (#%u) %s wafer %u, ", what.c_str(), shown(g.layer).c_str(), g.layer_index,

@@ -174,9 +174,8 @@ std::vector<std::string> OutputDir::recorded(const fs::path& dir) {
     // A line no wse run writes (a path reaching outside DIR, a name too long for the file system,
     // control bytes): the record is damaged, and --overwrite will not guess what it meant to
     // list. (It was skipped, or reached the file system as a bare "File name too long".)
-    bool ok = record_line(line) && line.size() <= 2 * 255 + 1;
-    for (const std::string& part : {line.substr(0, line.find('/')), line.find('/') == std::string::npos ? "" : line.substr(line.find('/') + 1)})
-      ok = ok && part.size() <= 255;
+    const size_t slash = std::min(line.find('/'), line.size());
+    bool ok = record_line(line) && slash <= 255 && line.size() - slash <= 256;  // each name at most 255 bytes (NAME_MAX)
     for (unsigned char c : line) ok = ok && c >= 0x20 && c != 0x7f;
     if (!ok)
       throw OutputError("output record " + shown(path.string()) + ", line " + std::to_string(n) + ": '" + shown(line.substr(0, 80)) +

@@ -128,12 +128,18 @@ uint64_t ActivityRecorder::ingress_sent() const {
   return in;
 }
 
-uint64_t ActivityRecorder::egress_arrived(Cycle before) const {
+uint64_t ActivityRecorder::egress_arrived(Cycle before) {
   uint64_t out = 0;
   for (const EgressPort& p : wafer_.mesh().egress_ports()) {
     const auto& r = p.received();  // arrival cycles ascend per port
-    out += uint64_t(std::partition_point(r.begin(), r.end(), [&](const EgressArrival& a) { return a.cycle < before; }) -
-                    r.begin());
+    const auto to = std::partition_point(r.begin(), r.end(), [&](const EgressArrival& a) { return a.cycle < before; });
+    out += uint64_t(to - r.begin());
+    // The egress stream's first and last arrivals in the recording, kept as the run goes: a
+    // port's arrivals are gone once a later run restarts it, and a training step runs its other
+    // passes after the traced one before the trace is finished (only the step's last pass kept
+    // its egress slice: a trace audit, forty-sixth round).
+    const auto from = std::partition_point(r.begin(), to, [&](const EgressArrival& a) { return a.cycle < start_; });
+    if (from != to) egress_first_ = std::min(egress_first_, from->cycle), egress_end_ = std::max(egress_end_, (to - 1)->cycle + 1);
   }
   return out;
 }
@@ -250,16 +256,6 @@ void ActivityRecorder::sample(Cycle boundary) {
   colour_prev_ = std::move(colours);
 
   const uint64_t in = ingress_sent(), out = egress_arrived(boundary);
-  // The egress stream's first and last arrivals so far, kept as the run goes: a port's arrivals
-  // are gone once a later run restarts it, and a training step runs its other passes after the
-  // traced one before the trace is finished (only the step's last pass kept its egress slice: a
-  // trace audit, forty-sixth round).
-  for (const EgressPort& p : wafer_.mesh().egress_ports()) {
-    const auto& r = p.received();  // arrival cycles ascend per port
-    const auto from = std::partition_point(r.begin(), r.end(), [&](const EgressArrival& a) { return a.cycle < start_; });
-    const auto to = std::partition_point(from, r.end(), [&](const EgressArrival& a) { return a.cycle < boundary; });
-    if (from != to) egress_first_ = std::min(egress_first_, from->cycle), egress_end_ = std::max(egress_end_, (to - 1)->cycle + 1);
-  }
   ingress_series_.push_back(in - std::min(in, ingress_prev_));
   egress_series_.push_back(out - std::min(out, egress_prev_));
   ingress_prev_ = in, egress_prev_ = out;

@@ -102,7 +102,8 @@ class ActivityRecorder {
   static TilePrev tile_counters(const Pe& pe, Cycle boundary);
   std::vector<LinkPrev> colour_counters() const;
   uint64_t ingress_sent() const;
-  uint64_t egress_arrived(Cycle before) const;
+  // Egress arrivals before `before`, noting the recorded ones' first and last (egress_first_).
+  uint64_t egress_arrived(Cycle before);
 
   Wafer& wafer_;
   ActivityMeta meta_;
