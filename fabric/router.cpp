@@ -103,14 +103,20 @@ inline bool Router::hop_from(uint32_t in_m, Cycle now, Scheduler& s) {
   LinkQueue<Flit>::check_room(r, tail);
   if (head == tail) return false;
   const Flit& f = r.at();
+  // (The key stands for the lane's colour, rx and plainness and the wavelet's flags: InPort.)
+  if (f.arrival != now || f.key() != port.hop_key) return false;
   const auto i = size_t(port.lane);
   Lane& lane = lanes[i];
-  if (f.arrival != now || lane.colour != f.colour || lane.rx != from || lane.ext >= 0 || f.flags) return false;
   // A pass-through (see ingest_links()) here only where neither end of it needs a call:
-  // the wavelet's wake and the credit's are both wake_next() (Lane::pass_here), which
-  // holds on a route inside one worker's band.
-  const bool pass = lane.count == 0 && lane.sole_out && lane.credits[lane.sole_out - 1];
-  if (pass && !lane.pass_here) return false;
+  // the wavelet's wake and the credit's are both wake_next() (Lane::pass_here, which implies
+  // sole_out), which holds on a route inside one worker's band.
+  bool pass;
+  if (lane.pass_here) [[likely]] {
+    pass = lane.count == 0 && lane.credits[lane.sole_out - 1];
+  } else {
+    if (lane.count == 0 && lane.sole_out && lane.credits[lane.sole_out - 1]) return false;
+    pass = false;
+  }
   const uint32_t payload = f.payload;
   r.head = head + 1;
   // The link carries one wavelet a cycle: what follows this one arrives later, and keeps
@@ -180,7 +186,7 @@ void Router::ingest_links(TileId self, Cycle now, Scheduler& s) {
         break;
       }
       auto i = size_t(port.lane);
-      if (lanes[i].colour != f.colour) [[unlikely]] port.lane = uint8_t(i = size_t(lane_of[f.colour]));
+      if (lanes[i].colour != f.colour) [[unlikely]] aim(port, Dir(d), i = size_t(lane_of[f.colour]));
       Lane& lane = lanes[i];
       if (lane.rx != Dir(d) || lane.ext >= 0 || f.flags) [[unlikely]] return ingest_from(in_m, self, now, s);
       const uint32_t payload = f.payload;

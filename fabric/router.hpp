@@ -101,7 +101,19 @@ class alignas(64) Router {
     // mostly. ingest() loads that lane beside the wavelet, where finding it through the
     // wavelet's colour would wait for the wavelet first (a dependent load on every hop).
     uint8_t lane = 0;
+    // The colour and flags (as Flit::key()) of a wavelet that lane takes on ingest_hop()'s path:
+    // the lane's colour with no flags, if the lane is plain and receives from this link (a plain
+    // lane's rx never changes during a run); kNoKey otherwise. One compare there stands for the
+    // four tests of the wavelet's colour and flags and the lane's rx and plainness.
+    uint16_t hop_key = kNoKey;
   };
+  static constexpr uint16_t kNoKey = 0xffff;  // no wavelet's key: colours are below 256, flags below 4
+  // Port d's lane is lanes[i] (and its hop_key follows).
+  void aim(InPort& port, Dir d, size_t i) {
+    port.lane = uint8_t(i);
+    const Lane& l = lanes[i];
+    port.hop_key = l.ext < 0 && l.rx == d ? Flit::key_of(l.colour, 0) : kNoKey;
+  }
   // A cache line per direction d: the in link from d beside the out link toward d's opposite (the
   // RAMP's beside the RAMP's), the two ports of a wavelet going straight through. A hop's step
   // then reads one line of ports where it read two (docs/performance-history.md, eleventh round).

@@ -4,7 +4,9 @@
 // wavelet (the bit the machine keeps outside the 32 payload bits) carries a switch command for
 // the routers it passes (fabric/colour_switch.hpp) instead of data.
 #include <bit>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "fabric/geometry.hpp"
 
@@ -47,7 +49,16 @@ struct Flit {
   uint32_t payload = 0;
   Colour colour = 0;
   uint8_t flags = 0;
+  // Colour and flags as one 16-bit value, read in one load (Router::InPort::hop_key).
+  static constexpr uint16_t key_of(Colour c, uint8_t f) { return uint16_t(c | unsigned(f) << 8); }
+  uint16_t key() const {
+    uint16_t k;
+    std::memcpy(&k, &colour, sizeof k);  // colour then flags, side by side (checked below)
+    return k;
+  }
 };
+static_assert(offsetof(Flit, flags) == offsetof(Flit, colour) + 1 && std::endian::native == std::endian::little,
+              "Flit::key() reads colour and flags as one little-endian word");
 
 // A credit travelling back to a sender: one free slot for `colour`, usable from `visible`.
 struct Credit {
