@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cluster/wall_time.hpp"
 #include "core/errors.hpp"
 #include "memoryx/safetensors.hpp"
 
@@ -181,9 +182,27 @@ uint64_t Cluster::engine_cycles() const {
   return c;
 }
 
-double Cluster::host_seconds() const {
+double Cluster::engine_seconds() const {
+  std::vector<std::pair<double, double>> runs;
+  for (const auto& f : fc_) runs.insert(runs.end(), f->run_intervals().begin(), f->run_intervals().end());
+  return covered_seconds(std::move(runs));
+}
+
+std::vector<double> Cluster::waiting() const {
+  std::vector<double> waited;
+  for (const auto& f : fc_) {
+    const std::vector<double>& w = f->waited_seconds();
+    if (waited.size() < w.size()) waited.resize(w.size(), 0.0);
+    for (size_t k = 0; k < w.size(); ++k) waited[k] += w[k];
+  }
+  const double shared = multi_worker_seconds();
+  for (double& s : waited) s = shared > 0 ? s / shared : 0.0;
+  return waited;
+}
+
+double Cluster::multi_worker_seconds() const {
   double s = 0;
-  for (const auto& f : fc_) s += f->host_seconds();
+  for (const auto& f : fc_) s += f->shared_seconds();
   return s;
 }
 

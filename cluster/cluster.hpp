@@ -96,15 +96,23 @@ class Cluster {
     return backward ? fc_[0]->backward_stats() : fc_[0]->forward_stats();
   }
   PassStats input_stats() const;
-  double host_seconds() const;
-  // Every wafer's cycle-level run cycles, summed (beside host_seconds: the engines' wall time).
+  // The wall seconds in which some wafer's cycle-level run was going: wafers that run side by side
+  // count once (the union of their runs' intervals). Summing each wafer's engine seconds, as this
+  // did until the forty-seventh round, gave two wafers on two threads 5.2 s of engine time in a
+  // 3.1 s training loop, and a tile-cycle rate that hardly rose with the threads.
+  double engine_seconds() const;
+  // Every wafer's cycle-level run cycles, summed (the tile-cycles over engine_seconds).
   uint64_t engine_cycles() const;
   uint64_t skipped_updates() const { return mx_->skipped_updates(); }
   uint32_t sram_high_water() const { return fc_[0]->sram_high_water(); }
   // Wafer 0's choice of workers per pass (null when the count was given: nothing was chosen).
   const WorkerTuner* worker_tuner() const { return fc_[0]->worker_tuner(); }
-  // Wafer 0's workers' waiting at the barrier, over its runs on more than one (FcWafer::waiting).
-  std::vector<double> waiting() const { return fc_[0]->waiting(); }
+  // Per worker, the fraction of the cycle-level runs on more than one worker that it waited at the
+  // barrier, over every wafer's such runs (worker w of each wafer counted together; empty when
+  // none ran on more than one); and those runs' engine seconds, summed over the wafers. (Until
+  // the forty-seventh round: wafer 0's alone.)
+  std::vector<double> waiting() const;
+  double multi_worker_seconds() const;
   Cycle update_cycles(size_t l) const { return mx_->update_cycles(l); }
   uint64_t stream_bytes(size_t l, StreamPass pass) const { return mx_->stream_bytes(l, pass); }
 

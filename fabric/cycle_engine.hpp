@@ -59,7 +59,9 @@ struct EngineResult {
   }
 };
 
-// Called by worker 0 at the run's start, then between cycles about every 4096 simulated cycles.
+// Called by worker 0 at the run's start, then between cycles about every 256 simulated cycles (a
+// call and a clock read: nothing beside a cycle's steps; at 4096 a 128 x 128 GEMV of 2,145 cycles
+// and 1.3 s never moved its progress line past cycle 0).
 using ProgressFn = std::function<void(Cycle now)>;
 
 struct RunHooks {
@@ -163,7 +165,7 @@ class CycleEngine {
         return all;
       };
       Cycle now = start, last_progress = 0;
-      // The run's start, once: a progress line's clock starts here, not 4096 stepped cycles in
+      // The run's start, once: a progress line's clock starts here, not 256 stepped cycles in
       // (seconds, on a full wafer's busy mesh).
       if (w == 0 && hooks.progress) hooks.progress(start);
       // Bit k: this worker stepped a tile ahead at cycle now + k. Such a cycle is in its vote
@@ -219,7 +221,7 @@ class CycleEngine {
           res.hit_cycle_limit = !all.failed && all.next != kNever;
           break;
         }
-        if (w == 0 && hooks.progress && res.cycles_stepped - last_progress >= 4096) {
+        if (w == 0 && hooks.progress && res.cycles_stepped - last_progress >= 256) {
           last_progress = res.cycles_stepped;
           hooks.progress(all.next);
         }

@@ -1,6 +1,7 @@
 #pragma once
 // A lane: one colour's input buffer at one router. Each colour has its own buffer and its own
 // credits toward each tx target, so a colour that is stalled never blocks another.
+#include <cstddef>
 #include <cstdint>
 
 #include "fabric/geometry.hpp"
@@ -36,6 +37,9 @@ struct alignas(64) Lane {
   // arbitration can then keep an arriving wavelet from it, so Router::ingest() may send the
   // wavelet on at once when the lane is empty and holds a credit (a pass-through).
   uint8_t sole_out = 0;
+  // sole_out's output, when there is one. (Unsigned to the full width, so an index by it folds
+  // the - 1 into the address: an int index took a subtraction and a sign extension.)
+  size_t sole_dir() const { return size_t(sole_out) - 1; }
   // Set with sole_out and credit_back (Mesh::assign_notes): the lane has both and its sole
   // link's dst_next holds, so a pass-through's wake and its credit are both wake_next(), which
   // Router::ingest_hop() makes itself: one test there, and no load through sole_link for it.

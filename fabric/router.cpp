@@ -112,9 +112,9 @@ inline bool Router::hop_from(uint32_t in_m, Cycle now, Scheduler& s) {
   // sole_out), which holds on a route inside one worker's band.
   bool pass;
   if (lane.pass_here) [[likely]] {
-    pass = lane.count == 0 && lane.credits[lane.sole_out - 1];
+    pass = lane.count == 0 && lane.credits[lane.sole_dir()];
   } else {
-    if (lane.count == 0 && lane.sole_out && lane.credits[lane.sole_out - 1]) return false;
+    if (lane.count == 0 && lane.sole_out && lane.credits[lane.sole_dir()]) return false;
     pass = false;
   }
   const uint32_t payload = f.payload;
@@ -131,7 +131,7 @@ inline bool Router::hop_from(uint32_t in_m, Cycle now, Scheduler& s) {
   constexpr int across = int(opposite(from));
   Link* out = lane.sole_link;
   if (lane.sole_out == across + 1) [[likely]] out = out_link(Dir(across));
-  send_on<true>(out, lane, i, lane.sole_out - 1, payload, 0, now, s);
+  send_on<true>(out, lane, i, lane.sole_dir(), payload, 0, now, s);
   ++lane.counters.wavelets;
   credit_back(lane, port.link, s);
   return true;
@@ -139,23 +139,22 @@ inline bool Router::hop_from(uint32_t in_m, Cycle now, Scheduler& s) {
 
 void Router::ingest_hop(TileId self, Cycle now, Scheduler& s) {
   const uint32_t in_m = poll_in | noted_in;
-  if (in_m && !(in_m & (in_m - 1))) {
-    // A case per direction: in each, the link's line of ports is at a place known from the
-    // router's address alone, so its loads need not wait for the masks' (the branch is
-    // predicted): one load fewer in a row on the hop's path (with the straight pass-through's
-    // out link, below, the saturated row 1.15-1.2x faster: docs/performance-history.md,
-    // twenty-fifth round).
-    bool took = false;
-    switch (std::countr_zero(in_m)) {
-      case int(Dir::North): took = hop_from<int(Dir::North)>(in_m, now, s); break;
-      case int(Dir::East): took = hop_from<int(Dir::East)>(in_m, now, s); break;
-      case int(Dir::South): took = hop_from<int(Dir::South)>(in_m, now, s); break;
-      case int(Dir::West): took = hop_from<int(Dir::West)>(in_m, now, s); break;
-      default: took = hop_from<int(Dir::Ramp)>(in_m, now, s); break;
-    }
-    if (took) return;
+  // A case per single link: in each, the link's line of ports is at a place known from the
+  // router's address alone, so its loads need not wait for the masks' (the branch is
+  // predicted): one load fewer in a row on the hop's path (with the straight pass-through's
+  // out link, below, the saturated row 1.15-1.2x faster: docs/performance-history.md,
+  // twenty-fifth round). The mask itself picks the case (a jump table), where a test for one
+  // bit, its index and a chain of compares did.
+  bool took = false;
+  switch (in_m) {
+    case bit(Dir::North): took = hop_from<int(Dir::North)>(in_m, now, s); break;
+    case bit(Dir::East): took = hop_from<int(Dir::East)>(in_m, now, s); break;
+    case bit(Dir::South): took = hop_from<int(Dir::South)>(in_m, now, s); break;
+    case bit(Dir::West): took = hop_from<int(Dir::West)>(in_m, now, s); break;
+    case bit(Dir::Ramp): took = hop_from<int(Dir::Ramp)>(in_m, now, s); break;
+    default: break;  // none, or several
   }
-  ingest_links(self, now, s);
+  if (!took) ingest_links(self, now, s);
 }
 
 void Router::ingest_links(TileId self, Cycle now, Scheduler& s) {
@@ -202,8 +201,8 @@ void Router::ingest_links(TileId self, Cycle now, Scheduler& s) {
         // the last one taken from the link: any before it (after a pause between runs) is in
         // the lane already. (A first one would not do: forward() would send the next one, in
         // the lane, on the same output in the same cycle.)
-        if (lane.count == 0 && lane.sole_out && lane.credits[lane.sole_out - 1]) {
-          send_on(lane.sole_link, lane, i, lane.sole_out - 1, payload, 0, now, s);
+        if (lane.count == 0 && lane.sole_out && lane.credits[lane.sole_dir()]) {
+          send_on(lane.sole_link, lane, i, lane.sole_dir(), payload, 0, now, s);
           ++lane.counters.wavelets;
           return_credit(lane, Dir(d), self, now, s);
         } else {

@@ -331,13 +331,13 @@ class alignas(64) Router {
   // credit toward d spent, the far end woken for its arrival, counted. (Its lane's own count
   // and the credit upstream are the caller's.)
   void send(Lane& lane, size_t i, int d, uint32_t payload, uint8_t flags, Cycle now, Scheduler& s) {
-    send_on(out_link(Dir(d)), lane, i, d, payload, flags, now, s);
+    send_on(out_link(Dir(d)), lane, i, size_t(d), payload, flags, now, s);
   }
   // The same, given output d's link. kDstNext: the caller knows link->dst_next (a latency of
   // one, dst woken by wake_next()), so neither is read (ingest_hop()).
   template <bool kDstNext = false>
-  void send_on(Link* link, Lane& lane, size_t i, int d, uint32_t payload, uint8_t flags, Cycle now, Scheduler& s) {
-    rr[size_t(d)] = uint8_t(i);
+  void send_on(Link* link, Lane& lane, size_t i, size_t d, uint32_t payload, uint8_t flags, Cycle now, Scheduler& s) {
+    rr[d] = uint8_t(i);
     const Cycle arrival = kDstNext ? now + 1 : now + link->latency;
     link->flits.push({arrival, payload, lane.colour, flags});
     --lane.credits[d];

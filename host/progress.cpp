@@ -120,7 +120,7 @@ void CycleLine::at(uint64_t cycle, std::chrono::steady_clock::time_point now) {
   last_draw_ = now;
   const double secs = std::chrono::duration<double>(now - start_).count();
   char limit[48] = "";
-  if (limit_) std::snprintf(limit, sizeof limit, " (stops at %llu)", (unsigned long long)limit_);
+  if (limit_) std::snprintf(limit, sizeof limit, " (max_cycles %llu)", (unsigned long long)limit_);  // a bound, not the run's end
   char pace[48] = "";
   if (secs > 0 && cycle > first_) std::snprintf(pace, sizeof pace, "  %s cycles/s", rate_text(double(cycle - first_) / secs).c_str());
   char line[256];

@@ -200,9 +200,16 @@ struct LayerTraceObserver : KernelObserver {
 };
 
 // `threads`: what the traced wafer's mesh is given (a training config's wafers share the count).
-void say_tracing(const RunConfig& cfg, const TraceOptions& opt, const std::string& layer, unsigned threads) {
-  std::printf("wse: tracing %s (layer %s, %s) every %llu cycles, %u thread(s)\n", opt.config.c_str(), layer.c_str(), opt.pass.c_str(),
-              (unsigned long long)opt.interval, Partition::workers_for(cfg.mesh, threads));
+void say_tracing(const RunConfig& cfg, const TraceOptions& opt, const std::string& layer, unsigned threads, unsigned wafers_at_once = 1) {
+  const unsigned workers = Partition::workers_for(cfg.mesh, threads);
+  // A training config's wafers each run the step, side by side: the process's threads, and the
+  // traced wafer's share of them (it said "1 thread(s)" of two wafers on two threads).
+  std::string how = std::to_string(workers) + " thread(s)";
+  if (wafers_at_once > 1)
+    how = std::to_string(workers * wafers_at_once) + " thread(s): " + std::to_string(wafers_at_once) + " wafers side by side, " +
+          std::to_string(workers) + " worker(s) each";
+  std::printf("wse: tracing %s (layer %s, %s) every %llu cycles, %s\n", opt.config.c_str(), layer.c_str(), opt.pass.c_str(),
+              (unsigned long long)opt.interval, how.c_str());
   std::fflush(stdout);
 }
 
@@ -223,7 +230,7 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt, 
   cc.detail = {};  // the traced step runs cycle by cycle, whatever training.detail says
   Cluster trainer(cc, opt.threads);
   // The wafers share the threads (only wafer 0's pass is traced, but each runs its step).
-  say_tracing(cfg, opt, opt.layer, trainer.wafer_threads());
+  say_tracing(cfg, opt, opt.layer, trainer.wafer_threads(), trainer.runtime_threads());
   LayerTraceObserver observer(cfg, opt, out, layer, opt.pass == "bwd");
   trainer.set_observer(&observer);
   Dataset data = load_data_set(tc, "config " + cfg.source.string(), one_batch);
@@ -253,7 +260,21 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt, 
                                                    std::max(1u, cfg.train.num_csx));
   r.cluster_bytes = sink->bytes_written(), r.cluster_slices = cs.slices;
   // Why the traced wafer has the workers it has (a training config's wafers share the count asked).
-  r.report["threads_choice"] = threads_choice_json(choice, r.report["threads"].get<unsigned>());  // the traced pass's workers, as "threads"
+  // "threads" is the traced pass's workers, and so is the note; with wafers side by side it also
+  // says how many threads the step ran on in all ("the run used 1" of two wafers on two threads
+  // read as one thread: a determinism audit, forty-seventh round; every wafer's count beside
+  // "threads" read as the pass's: forty-fifth).
+  nlohmann::json why = choice.to_json();
+  const unsigned traced = r.report["threads"].get<unsigned>(), at_once = trainer.runtime_threads();
+  if (at_once > 1 && why["asked"].is_number_unsigned() && why["asked"].get<unsigned>() > traced && !why.contains("note"))
+    why["note"] = "--threads " + std::to_string(why["asked"].get<unsigned>()) + ": the traced pass used " + std::to_string(traced) +
+                  "; up to " + std::to_string(at_once) + " wafers ran the step side by side, " + std::to_string(trainer.workers()) +
+                  " thread(s) in all (wafers share the threads evenly, each mesh taking at most one worker per row, or column; "
+                  "docs/performance.md)";
+  note_capped_threads(why, at_once > 1 ? trainer.workers() : traced);
+  r.report["threads_choice"] = why;
+  if (r.report["threads_detail"].is_object())
+    r.report["threads_detail"]["wafers_at_once"] = trainer.runtime_threads(), r.report["threads_detail"]["workers_per_wafer"] = trainer.wafer_workers();
   r.report["cluster_trace"] = {{"file", r.cluster_file.filename().string()}, {"bytes", r.cluster_bytes}, {"actors", cs.actors},
                                {"slices", cs.slices}, {"step", step.at("step")}, {"step_cycles", step.at("cycles")},
                                {"critical_cycles_by_actor", step.at("critical_cycles_by_actor")}};

@@ -676,7 +676,12 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   j["threads"] = workers;
   j["threads_detail"] = {{"wafers_at_once", trainer.runtime_threads()}, {"workers_per_wafer", wafer_workers}};
   if (const WorkerTuner* t = trainer.worker_tuner(); t && t->most() > 1) j["threads_detail"]["workers_by_pass"] = workers_by_pass(*t);
-  if (const std::vector<double> waiting = trainer.waiting(); !waiting.empty()) j["threads_detail"]["waiting"] = waiting_json(waiting);
+  if (const std::vector<double> waiting = trainer.waiting(); !waiting.empty()) {
+    j["threads_detail"]["waiting"] = waiting_json(waiting);
+    // What `waiting` is a fraction of: the runs on more than one worker (with the default's
+    // per-pass choice, some passes run on one and are not in it), every wafer's.
+    j["threads_detail"]["multi_worker_seconds"] = trainer.multi_worker_seconds();
+  }
   if (!modes.threads_choice.is_null()) {
     j["threads_choice"] = modes.threads_choice;
     note_capped_threads(j["threads_choice"], workers);
@@ -821,8 +826,8 @@ int run_training(const RunConfig& cfg_in, unsigned threads, const fs::path& out_
   j["host_seconds"] = train_seconds;
   {
     // The wafers' cycle-level runs as the Cerebras simulator counts them: tiles x cycles / the
-    // runs' wall seconds (each wafer's engine time; wafers running side by side each count).
-    const double tiles = double(cfg.mesh.width) * double(cfg.mesh.height), secs = trainer.host_seconds();
+    // runs' wall seconds (every wafer's cycles; wafers running side by side, their wall time once).
+    const double tiles = double(cfg.mesh.width) * double(cfg.mesh.height), secs = trainer.engine_seconds();
     j["engine_cycles"] = trainer.engine_cycles();  // what the figure is over, in the report (a test checks the product)
     j["engine_seconds"] = secs;
     // No cycle-level run (training.detail: none): nothing measured, null (it said 0.0, a speed).

@@ -23,13 +23,22 @@ case "${1:-}" in
     exit 2
     ;;
 esac
+[ $# -le 1 ] || { echo "bench: one FILE at most, got $# arguments (bash scripts/bench.sh [FILE])" >&2; exit 2; }
 # FILE is the caller's path: made absolute before the script moves to the tree's root.
-out="BENCHMARKS.md"
-[ -n "${1:-}" ] && out="$(realpath -m -- "$1")"
+out="$(realpath -m -- "${1:-$(dirname "$0")/../BENCHMARKS.md}")"
+# Where FILE goes is checked before the minutes of benchmarks, not after them (the results were
+# lost when the final rename failed). The results are written beside it, under a temporary name
+# in the same folder, so the rename is atomic (a temporary in /tmp is copied across file systems).
+dir="$(dirname -- "$out")"
+[ -d "$dir" ] || { echo "bench: $dir: no such folder (for $out)" >&2; exit 2; }
+[ -w "$dir" ] || { echo "bench: $dir: not writable (for $out)" >&2; exit 2; }
+[ ! -d "$out" ] || { echo "bench: $out is a folder (expected a file to write)" >&2; exit 2; }
 cd "$(dirname "$0")/.."
-cmake --preset release >/dev/null
-cmake --build --preset release --target bench_fabric bench_barrier bench_gemv bench_sparse_mac bench_cluster bench_functional >/dev/null
-tmp="$(mktemp)"
+if ! cmake --preset release >/dev/null || ! cmake --build --preset release --target bench_fabric bench_barrier bench_gemv bench_sparse_mac bench_cluster bench_functional >/dev/null; then
+  echo "bench: building the benchmarks failed (cmake's output above)" >&2
+  exit 1
+fi
+tmp="$(mktemp "$dir/.$(basename -- "$out").XXXXXX")"
 trap 'rm -f "$tmp" "$tmp.run"' EXIT
 failed=()
 {

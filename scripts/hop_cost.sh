@@ -14,6 +14,17 @@
 # Needs valgrind (not a build dependency: apt-get install valgrind). Never run by CI.
 set -euo pipefail
 # OTHER/bench_fabric is the caller's path: made absolute before the script moves to the tree's root.
+case "${1:-}" in
+  -h | --help)
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    exit 0
+    ;;
+  -*)
+    echo "hop_cost: unknown option $1 (bash scripts/hop_cost.sh [OTHER/bench_fabric])" >&2
+    exit 2
+    ;;
+esac
+[ $# -le 1 ] || { echo "hop_cost: one bench_fabric at most, got $# arguments (bash scripts/hop_cost.sh [OTHER/bench_fabric])" >&2; exit 2; }
 other=""
 [ -n "${1:-}" ] && other="$(realpath -m -- "$1")"
 cd "$(dirname "$0")/.."

@@ -30,6 +30,13 @@ set -euo pipefail
 # Not run from the tree's root: a config's paths (and CONFIG, WSE, OLD) stay the caller's.
 root="$(cd "$(dirname "$0")/.." && pwd)"
 usage() { echo "threads: $1 (usage: bash scripts/threads.sh [CONFIG [COUNT...]]; see the script's header)" >&2; exit 2; }
+case "${1:-}" in
+  -h | --help)
+    sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'
+    exit 0
+    ;;
+  -*) usage "unknown option $1" ;;
+esac
 config="${1:-$root/examples/fc_mnist_3steps.yaml}"
 [ $# -gt 0 ] && shift
 [ -f "$config" ] || usage "$config: no such config file"
@@ -41,7 +48,8 @@ if [ ${#counts[@]} -eq 0 ]; then
 fi
 seen=" "
 for c in "${counts[@]}"; do
-  [[ "$c" == default || "$c" =~ ^[1-9][0-9]{0,3}$ ]] || usage "count '$c': expected a thread count (1-4096) or 'default'"
+  # (1-4096, as wse's --threads: 4097-9999 passed this test and were refused by wse after the banner.)
+  [[ "$c" == default || ( "$c" =~ ^[1-9][0-9]{0,3}$ && "$c" -le 4096 ) ]] || usage "count '$c': expected a thread count (1-4096) or 'default'"
   # A count given twice ran twice a round, and its summary kept one of the two.
   [[ "$seen" == *" $c "* ]] && usage "count '$c' is given twice (each count runs once a round)"
   seen+="$c "

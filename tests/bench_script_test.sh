@@ -46,5 +46,22 @@ rc=$?
 grep -q '^bench: wrote ' "$work/out" || fail "no 'bench: wrote' line"
 grep -q 'bench_functional ran' "$work/results.md" || fail "results.md does not hold the run"
 
+# Where the results go is checked before the benchmarks run (a folder that does not exist made
+# the final rename fail after minutes of them, and the results were lost), and one FILE at most.
+printf '#!/bin/sh\necho ran >>"%s"\n' "$work/ran" >"$work/tree/build/release/bench_fabric"
+PATH="$work/bin:$PATH" bash "$work/tree/scripts/bench.sh" "$work/no_such_folder/results.md" >"$work/out" 2>&1
+rc=$?
+[ "$rc" -eq 2 ] || fail "a folder that does not exist: exit $rc, want 2"
+grep -q "bench: $work/no_such_folder: no such folder" "$work/out" || fail "the missing folder is not named"
+[ ! -e "$work/ran" ] || fail "the benchmarks ran before the output's folder was checked"
+PATH="$work/bin:$PATH" bash "$work/tree/scripts/bench.sh" "$work/a.md" "$work/b.md" >"$work/out" 2>&1
+rc=$?
+[ "$rc" -eq 2 ] || fail "two FILEs: exit $rc, want 2"
+[ ! -e "$work/a.md" ] && [ ! -e "$work/b.md" ] || fail "two FILEs: a file was written"
+ok_bench bench_fabric
+# The results are written beside FILE and renamed: no temporary is left in its folder.
+run
+[ -z "$(find "$work" -maxdepth 1 -name '.results.md.*')" ] || fail "a temporary was left beside results.md"
+
 [ "$failures" -eq 0 ] && echo "bench_script_test: ok"
 exit $((failures > 0))

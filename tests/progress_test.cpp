@@ -110,15 +110,15 @@ TEST(CycleLine, SaysTheTimeInThePaceAndTheLimit) {
   CycleLine line(100'000'000);
   line.at(5000, t0);
   std::string text = term.drawn();
-  EXPECT_NE(text.find("cycle 5000 (stops at 100000000)  0s in"), std::string::npos) << text;
+  EXPECT_NE(text.find("cycle 5000 (max_cycles 100000000)  0s in"), std::string::npos) << text;
   EXPECT_EQ(text.find("cycles/s"), std::string::npos) << text;  // no pace from one call
   line.at(5000 + 2'000'000, t0 + milliseconds(1250));  // 2 M cycles in 1.25 s
   text = term.drawn();
-  EXPECT_NE(text.find("cycle 2005000 (stops at 100000000)  1s in  1600000 cycles/s"), std::string::npos) << text;
+  EXPECT_NE(text.find("cycle 2005000 (max_cycles 100000000)  1s in  1600000 cycles/s"), std::string::npos) << text;
   line.at(2'100'000, t0 + milliseconds(1400));  // within a fifth of a second of the last drawing: not drawn
   EXPECT_EQ(term.drawn().find("2100000"), std::string::npos);
   line.at(62'005'000, t0 + milliseconds(61250));  // 62 M in 61.25 s
-  EXPECT_NE(term.drawn().find("cycle 62005000 (stops at 100000000)  1m01s in  1012245 cycles/s"), std::string::npos);
+  EXPECT_NE(term.drawn().find("cycle 62005000 (max_cycles 100000000)  1m01s in  1012245 cycles/s"), std::string::npos);
   CycleLine unbounded;
   unbounded.at(7, t0);
   EXPECT_NE(term.drawn().find("cycle 7  0s in"), std::string::npos);

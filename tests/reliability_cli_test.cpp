@@ -532,7 +532,7 @@ TEST(ReliabilityCli, ATrainingTracesThreadNoteSpeaksOfTheTracedPass) {
     const unsigned used = r["threads"].get<unsigned>();
     EXPECT_LT(used, unsigned(std::stoi(threads))) << threads;
     ASSERT_TRUE(r["threads_choice"].contains("note")) << r["threads_choice"];
-    EXPECT_NE(r["threads_choice"]["note"].get<std::string>().find("the run used " + std::to_string(used) + " "), std::string::npos)
+    EXPECT_NE(r["threads_choice"]["note"].get<std::string>().find("the traced pass used " + std::to_string(used) + ";"), std::string::npos)
         << threads << ": " << r["threads_choice"] << " beside threads " << used;
   }
 }
@@ -594,7 +594,7 @@ TEST(ReliabilityCli, CommandLineMistakesAreRefusedByName) {
   EXPECT_EQ(v.text.rfind("wse ", 0), 0u) << v.text;
 }
 
-// On a terminal an error starts a line of its own: the run's progress line ("cycle 0 (stops at
+// On a terminal an error starts a line of its own: the run's progress line ("cycle 0 (max_cycles
 // 20)  0s in", drawn since a run draws it at its start) was left, and the error printed after it
 // on the same line (a review, forty-fourth round). Under script(1), a pseudo-terminal.
 // Every user error names its config, also when the message holds the config's name inside
@@ -614,7 +614,7 @@ TEST(ReliabilityCli, AnErrorOnATerminalStartsALineOfItsOwn) {
   Output o = wse::test::shell("script -qec '" + std::string(WSE_BINARY) + " run " + cfg.string() + " --out " + (dir() / "lim_tty").string() +
                               "' /dev/null");
   EXPECT_EQ(o.code, 2) << o.text;
-  EXPECT_NE(o.text.find("(stops at 20)"), std::string::npos) << "no progress line was drawn: not the case this is about\n" << o.text;
+  EXPECT_NE(o.text.find("(max_cycles 20)"), std::string::npos) << "no progress line was drawn: not the case this is about\n" << o.text;
   EXPECT_NE(o.text.find("\r\033[Kwse: error: run stopped at run.max_cycles = 20"), std::string::npos) << o.text;
   EXPECT_EQ(o.text.find(" inwse: error"), std::string::npos) << o.text;
 }

@@ -173,12 +173,18 @@ TEST(TraceCli, ATwoWaferConfigSaysTheThreadsItsWaferGot) {
   fs::path out = wse::test::fresh_dir(dir() / "fc2w_out");
   Output o = wse("trace " + cfg.string() + " --layer fc1 --threads 3 --out " + out.string());
   ASSERT_EQ(o.code, 0) << o.text;
-  EXPECT_NE(o.text.find("every 1000 cycles, 1 thread(s)"), std::string::npos) << o.text;  // 3 over 2 wafers: 1 each
+  // 3 over 2 wafers: 1 each, both running the step (it said "1 thread(s)" alone: a determinism audit).
+  EXPECT_NE(o.text.find("every 1000 cycles, 2 thread(s): 2 wafers side by side, 1 worker(s) each"), std::string::npos) << o.text;
   nlohmann::json r = nlohmann::json::parse(std::ifstream(out / "report.json"));
   EXPECT_EQ(r["threads"], 1);
   EXPECT_EQ(r["threads_choice"]["asked"], 3);
-  // The note speaks of the traced pass, as "threads" does (it said 2, both wafers' workers, beside threads 1).
-  EXPECT_NE(r["threads_choice"].value("note", "").find("the run used 1 (wafers share the threads evenly"), std::string::npos) << r.dump();
+  // The note speaks of the traced pass, as "threads" does (it said 2, both wafers' workers, beside
+  // threads 1), and of the threads the step ran on in all (it said "the run used 1").
+  EXPECT_NE(r["threads_choice"].value("note", "").find("the traced pass used 1; up to 2 wafers ran the step side by side, 2 thread(s) in all"),
+            std::string::npos)
+      << r.dump();
+  EXPECT_EQ(r["threads_detail"]["wafers_at_once"], 2) << r.dump();
+  EXPECT_EQ(r["threads_detail"]["workers_per_wafer"], 1) << r.dump();
   // The layer's figures are the traced wafer's, as the report's are: its 6 of the 12 samples,
   // (784 + 1 bias) x 16 x 6 MACs (layer.stats summed both wafers' MACs beside wafer 0's report: a review,
   // forty-fifth round).

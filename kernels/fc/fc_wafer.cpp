@@ -1,6 +1,7 @@
 #include "kernels/fc/fc_wafer.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -108,6 +109,8 @@ void FcWafer::arrive(IngressPort& port, uint64_t words, uint64_t total_words, co
 WaferRun FcWafer::run(const std::string& what, RunHooks hooks) {
   if (tuner_) wafer_.set_workers(tuner_->pick(what));
   WaferRun r = wafer_.run(max_cycles_, hooks);
+  const double end = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  intervals_.emplace_back(end - r.host_seconds, end);  // (a vector entry a run, not a wavelet)
   if (tuner_) tuner_->record(what, r.threads, r.host_seconds, r.cycles);
   host_seconds_ += r.host_seconds;
   engine_cycles_ += r.cycles;
@@ -120,12 +123,6 @@ WaferRun FcWafer::run(const std::string& what, RunHooks hooks) {
     throw UsageError(where_ + ": " + what + " on wafer " + std::to_string(index_) + " did not finish within run.max_cycles = " +
                      std::to_string(max_cycles_));
   return r;
-}
-
-std::vector<double> FcWafer::waiting() const {
-  std::vector<double> f;
-  for (double s : waited_seconds_) f.push_back(shared_seconds_ > 0 ? s / shared_seconds_ : 0.0);
-  return f;
 }
 
 FcPassResult FcWafer::load_input(const InputShard& shard, Cycle start, const EdgeTiming& timing) {

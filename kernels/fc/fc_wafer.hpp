@@ -102,6 +102,10 @@ class FcWafer {
   const std::vector<PassStats>& backward_stats() const { return bwd_; }
   PassStats& input_stats() { return input_; }
   double host_seconds() const { return host_seconds_; }
+  // Each cycle-level run's wall interval, [start, end) in seconds of the host's steady clock:
+  // wafers run side by side, so their runs' wall time is the union of these, not the sum of
+  // host_seconds (Cluster::engine_seconds).
+  const std::vector<std::pair<double, double>>& run_intervals() const { return intervals_; }
   // Cycles of every cycle-level run (input, passes, evaluation), over which host_seconds went.
   uint64_t engine_cycles() const { return engine_cycles_; }
   // Per-PE SRAM high water (bytes), max over PEs.
@@ -110,9 +114,10 @@ class FcWafer {
   // that pass on this host (wafer/worker_tuner.hpp). Results are the same either way.
   void adapt_workers() { tuner_ = std::make_unique<WorkerTuner>(wafer_.workers()); }
   const WorkerTuner* worker_tuner() const { return tuner_.get(); }
-  // Over the cycle-level runs on more than one worker: per worker, the fraction of their host
-  // time it waited at the barrier for the others (empty when none ran on more than one).
-  std::vector<double> waiting() const;
+  // Over the cycle-level runs on more than one worker: per worker, the host seconds it waited at
+  // the barrier for the others (empty when none ran on more than one), and those runs' seconds.
+  const std::vector<double>& waited_seconds() const { return waited_seconds_; }
+  double shared_seconds() const { return shared_seconds_; }
 
  private:
   WaferRun run(const std::string& what, RunHooks hooks);
@@ -130,6 +135,7 @@ class FcWafer {
   std::vector<double> waited_seconds_;  // per worker, over runs on more than one (waiting())
   double shared_seconds_ = 0;           // host seconds of those runs
   double host_seconds_ = 0;
+  std::vector<std::pair<double, double>> intervals_;  // run_intervals()
   uint64_t engine_cycles_ = 0;
   KernelObserver* observer_ = nullptr;
   std::unique_ptr<WorkerTuner> tuner_;
