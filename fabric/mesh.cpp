@@ -414,7 +414,9 @@ void Mesh::assign_notes(const Partition& partition) {
     for (int d = 0; d < kDirs; ++d) {
       Router::InPort& i = r->in_port(Dir(d));
       i.flits = i.link ? i.link->flits.reader() : LinkQueue<Flit>::Reader{};
-      if (i.link) r->aim(i, Dir(d), 0);  // a valid index (a link only brings wavelets to a router with lanes)
+      // Lane 0: a valid index where a wavelet can come (a link only brings wavelets to a router
+      // with lanes); a router without lanes has no lane to aim at, and no key.
+      if (i.link && !r->lanes.empty()) r->aim(i, Dir(d), 0);
       else i.lane = 0, i.hop_key = Router::kNoKey;
       Router::OutPort& o = r->out_port(Dir(d));
       o.credits = o.link && o.link->kind != LinkKind::Egress ? o.link->credits.reader() : LinkQueue<Credit>::Reader{};
