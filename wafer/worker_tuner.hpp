@@ -62,7 +62,9 @@ class WorkerTuner {
     return k.one_faster() != retry ? 1 : most_;
   }
 
-  // What a run of `kind` on `workers` workers took (its host seconds over its simulated cycles).
+  // What a run of `kind` on `workers` workers took: its host seconds over its cycles (the run's
+  // modelled length, as its report counts them, idle stretches the engine skipped included). The
+  // choice reads the last run of each count (`last`); the report's host_us_per_kcycle, the mean.
   void record(const std::string& kind, unsigned workers, double host_seconds, uint64_t cycles) {
     if (cycles == 0) return;
     Kind& k = kinds_[kind];
