@@ -67,6 +67,7 @@ void Mesh::set_switch(Coord tile, Colour colour, const ColourSwitchConfig& cfg) 
                      std::to_string(cfg.count) + " more), but a " + spec_.name + " router holds at most " +
                      std::to_string(spec_.switch_positions) + " per colour (machine.switch_positions)");
   LaneExt& e = r->make_ext(*lane);
+  const LanesChanged refresh{*this, *r};  // (also when a position below is refused)
   e.has_switch = true;
   e.sw = cfg;
   e.rx_union = bit(e.base_rx), e.tx_union = e.base_tx;
@@ -91,6 +92,7 @@ void Mesh::set_filter(Coord tile, Colour colour, const CounterFilter& f) {
   uint32_t filters = 0;
   for (const LaneExt& e : r->ext) filters += e.has_filter;
   LaneExt& e = r->make_ext(*lane);
+  const LanesChanged refresh{*this, *r};  // (also when the filter is refused below)
   if (!e.has_switch) e.rx_union = bit(e.base_rx), e.tx_union = e.base_tx;
   if (!e.has_filter && filters >= spec_.pe_filters)
     throw RouteError(where(tile, colour) + ": counter filter number " + std::to_string(filters + 1) + " at this router, but a " +
@@ -384,10 +386,31 @@ void Mesh::assign_notes(const Partition& partition) {
       else src.poll_credits |= bit(l.dir);
     }
   }
-  // The plain lanes that send to an output alone (Lane::sole_out): their route's only tx is a
-  // link that returns credits, and no other lane's route (in any switch position) names it.
+  for (auto& r : routers_)
+    if (r) derive_lanes(*r);
+  // Whatever a queue still holds from an earlier run is read at the next step, from where its
+  // reader stands.
   for (auto& r : routers_) {
     if (!r) continue;
+    r->noted_in = r->in_links, r->noted_credits = r->credit_links;
+    for (int d = 0; d < kDirs; ++d) {
+      Router::InPort& i = r->in_port(Dir(d));
+      i.flits = i.link ? i.link->flits.reader() : LinkQueue<Flit>::Reader{};
+      // Lane 0: a valid index where a wavelet can come (a link only brings wavelets to a router
+      // with lanes); a router without lanes has no lane to aim at, and no key.
+      if (i.link && !r->lanes.empty()) r->aim(i, Dir(d), 0);
+      else i.lane = 0, i.hop_key = Router::kNoKey;
+      Router::OutPort& o = r->out_port(Dir(d));
+      o.credits = o.link && o.link->kind != LinkKind::Egress ? o.link->credits.reader() : LinkQueue<Credit>::Reader{};
+    }
+  }
+}
+
+void Mesh::derive_lanes(Router& router) {
+  Router* const r = &router;
+  // The plain lanes that send to an output alone (Lane::sole_out): their route's only tx is a
+  // link that returns credits, and no other lane's route (in any switch position) names it.
+  {
     std::array<uint8_t, kDirs> users{};
     for (const Lane& lane : r->lanes)
       for (uint32_t m = r->tx_union(lane); m; m &= m - 1) ++users[size_t(std::countr_zero(m))];
@@ -406,22 +429,10 @@ void Mesh::assign_notes(const Partition& partition) {
     }
     for (Lane& lane : r->lanes) lane.pass_here = lane.sole_out && lane.credit_back && lane.sole_link->dst_next;
   }
-  // Whatever a queue still holds from an earlier run is read at the next step, from where its
-  // reader stands.
-  for (auto& r : routers_) {
-    if (!r) continue;
-    r->noted_in = r->in_links, r->noted_credits = r->credit_links;
-    for (int d = 0; d < kDirs; ++d) {
-      Router::InPort& i = r->in_port(Dir(d));
-      i.flits = i.link ? i.link->flits.reader() : LinkQueue<Flit>::Reader{};
-      // Lane 0: a valid index where a wavelet can come (a link only brings wavelets to a router
-      // with lanes); a router without lanes has no lane to aim at, and no key.
-      if (i.link && !r->lanes.empty()) r->aim(i, Dir(d), 0);
-      else i.lane = 0, i.hop_key = Router::kNoKey;
-      Router::OutPort& o = r->out_port(Dir(d));
-      o.credits = o.link && o.link->kind != LinkKind::Egress ? o.link->credits.reader() : LinkQueue<Credit>::Reader{};
-    }
-  }
+  // The in ports' keys for the lanes they are aimed at (Router::InPort::hop_key), which a lane
+  // given a switch or a filter no longer matches.
+  for (int d = 0; d < kDirs; ++d)
+    if (Router::InPort& i = r->in_port(Dir(d)); i.link && i.lane < r->lanes.size()) r->aim(i, Dir(d), i.lane);
 }
 
 void Mesh::share_io_bandwidth(double bytes_per_cycle) {

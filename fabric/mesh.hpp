@@ -94,6 +94,18 @@ class Mesh {
   // Which links a producer notes to their consumer and which the consumer polls, for this
   // partition (fabric/link.hpp).
   void assign_notes(const Partition& partition);
+  // What assign_notes works out from a router's lanes (Lane::sole_out, credit_back, pass_here, the
+  // in ports' keys), again. A lane given a switch or a filter on a finalized mesh, between runs
+  // (FcWafer::keep_window's filters), is no longer plain: its port's key said it was, and a
+  // wavelet passed by the filter it should have met (a review, forty-seventh round).
+  void derive_lanes(Router& r);
+  struct LanesChanged {  // on leaving set_switch / set_filter, once the lane has its ext
+    Mesh& mesh;
+    Router& router;
+    ~LanesChanged() {
+      if (mesh.links_) mesh.derive_lanes(router);  // (before finalize, assign_notes will)
+    }
+  };
   std::string where(Coord c, Colour colour) const;
 
   MachineSpec spec_;

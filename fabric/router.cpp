@@ -99,10 +99,13 @@ inline bool Router::hop_from(uint32_t in_m, Cycle now, Scheduler& s) {
   constexpr Dir from = Dir(kFrom);
   InPort& port = in_port(from);
   LinkQueue<Flit>::Reader& r = port.flits;
-  const uint32_t head = r.head, tail = port.link->flits.tail();
-  LinkQueue<Flit>::check_room(r, tail);
+  // The reader's fields are read before the tail: a read after it (an acquire) is not moved
+  // before it, and was read again.
+  const LinkQueue<Flit>::Reader here = r;
+  const uint32_t head = here.head, tail = port.link->flits.tail();
+  LinkQueue<Flit>::check_room(here, tail);
   if (head == tail) return false;
-  const Flit& f = r.at();
+  const Flit& f = here.at();
   // (The key stands for the lane's colour, rx and plainness and the wavelet's flags: InPort.)
   if (f.arrival != now || f.key() != port.hop_key) return false;
   const auto i = size_t(port.lane);

@@ -140,7 +140,7 @@ int trace_command(wse::TraceOptions opt, const TraceArgs& a) {
   return 0;
 }
 
-// On a terminal, the progress line a run draws on stderr ("cycle 0 (stops at 20)  0s in") is
+// On a terminal, the progress line a run draws on stderr ("cycle 0 (max_cycles 20)  0s in") is
 // cleared before an error is printed: the error began on the same line, after it.
 void clear_progress_line() {
   if (isatty(STDERR_FILENO)) std::fputs("\r\033[K", stderr);

@@ -60,7 +60,7 @@ class CycleLine {
   // `limit`: the run's cycle limit (max_cycles), 0 when it has none to show.
   explicit CycleLine(uint64_t limit = 0);
   // The engine's progress hook: `cycle` at the run's start (the clock starts then), then every
-  // 4096 stepped cycles or so.
+  // 256 stepped cycles or so.
   void at(uint64_t cycle) { at(cycle, std::chrono::steady_clock::now()); }
   void at(uint64_t cycle, std::chrono::steady_clock::time_point now);  // (tests: a time of their own)
 

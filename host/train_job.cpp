@@ -81,7 +81,7 @@ uint64_t test_stop_after_step() {
   return v ? std::strtoull(v, nullptr, 10) : 0;
 }
 // The bar's word from within a step: wafer 0's cycle-level passes report their wafer cycle to it
-// (the engine's progress hook, about every 4096 cycles) from the thread running that wafer, the
+// (the engine's progress hook, about every 256 stepped cycles) from the thread running that wafer, the
 // main thread in train_step or a pool thread it waits for: one thread at a time, and none while
 // the main thread prints.
 struct StepProgress : KernelObserver {

@@ -61,6 +61,38 @@ TEST(RouterSwitch, CounterFiltersHandEachPeItsWindow) {
         << "PE " << x;
 }
 
+// A filter set between runs of a finalized mesh, on lanes that were plain in the run before (as
+// FcWafer::keep_window sets its windows before each pass): each PE gets its window of the second
+// stream, as with the filters set before the first run, and at one worker as at three. The hop's
+// fast path took the in port's note that the lane was plain, made when the port was aimed, and
+// handed PE 1 eight wavelets of the second stream past its filter (a review, forty-seventh round).
+TEST(RouterSwitch, AFilterSetBetweenRunsFiltersTheNextRun) {
+  for (unsigned workers : {1u, 3u}) {
+    Wafer w(test::spec(1), {3, 1});
+    Mesh& m = w.mesh();
+    IngressPort& in = m.add_ingress({0, 0}, Dir::West);
+    test::Recorder rec;
+    for (uint32_t x = 0; x < 3; ++x) {
+      m.set_route({x, 0}, kC, Route::make(Dir::West, x < 2 ? std::initializer_list<Dir>{Dir::Ramp, Dir::East} : std::initializer_list<Dir>{Dir::Ramp}));
+      rec.install(w, {x, 0}, 24);
+    }
+    w.finalize(workers);
+    for (uint32_t k = 0; k < 12; ++k) in.enqueue(Wavelet{100 + k, kC});
+    w.run(10'000);  // no filter: every PE takes all 12
+    for (uint32_t x = 0; x < 3; ++x) ASSERT_EQ(test::Recorder::received(w, {x, 0}).size(), 12u) << "PE " << x;
+    for (uint32_t x = 0; x < 3; ++x) m.set_filter({x, 0}, kC, CounterFilter::window(4 * x, 4, 12));
+    in.restart(w.clock());
+    for (uint32_t k = 0; k < 12; ++k) in.enqueue(Wavelet{200 + k, kC});
+    w.run(10'000);
+    for (uint32_t x = 0; x < 3; ++x) {
+      const std::vector<uint32_t> got = test::Recorder::received(w, {x, 0});
+      ASSERT_EQ(got.size(), 16u) << "PE " << x << " at " << workers << " worker(s)";
+      EXPECT_EQ(std::vector<uint32_t>(got.begin() + 12, got.end()), (std::vector<uint32_t>{200 + 4 * x, 201 + 4 * x, 202 + 4 * x, 203 + 4 * x}))
+          << "PE " << x << " at " << workers << " worker(s)";
+    }
+  }
+}
+
 // A window of none, of every wavelet or wider than its period wrapped into a filter passing every
 // wavelet (words - 1 below zero, or above limit1) and was accepted; a period of 0 divided by zero;
 // a first position past the period was taken modulo it. Each is refused, as is any filter whose

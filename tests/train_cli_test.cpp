@@ -562,8 +562,10 @@ TEST(TrainCli, TwoWafersEngineSecondsAreTheWallTimeTheirRunsCovered) {
               1e-9 * j["tile_cycles_per_second"].get<double>());
   ASSERT_EQ(j["threads_detail"]["workers_per_wafer"], 2) << j["threads_detail"];
   ASSERT_EQ(j["threads_detail"]["waiting"].size(), 2u) << j["threads_detail"];
-  // Two wafers' runs on two workers each: their summed seconds, more than either wafer's alone
-  // could be, and never more than twice the wall time the runs covered.
+  // Two wafers' runs on two workers each: their summed seconds, never more than twice the wall
+  // time the runs covered. (Each wafer's runs take 65-70% of the loop on the project's two-CPU
+  // host, so the old sum, about as much as this one, exceeded the loop: the check above fails on
+  // it, the more so on a host where the wafers have cores of their own.)
   const double shared = j["threads_detail"]["multi_worker_seconds"].get<double>();
   EXPECT_GT(shared, 0.0);
   EXPECT_LE(shared, 2.0 * engine * (1 + 1e-9));

@@ -106,7 +106,7 @@ class Wafer {
 #endif
     if (r) {
       r->begin_step(now);
-      if (r->may_ingest()) r->ingest(t, now, s);
+      r->maybe_ingest(t, now, s);
     }
     if (programmed_[t] && pes_[t].due(now)) pes_[t].step(t, now, s, spec());
     if (r && r->may_forward(now)) r->forward(t, now, s);

@@ -102,7 +102,8 @@ class FcWafer {
   const std::vector<PassStats>& backward_stats() const { return bwd_; }
   PassStats& input_stats() { return input_; }
   double host_seconds() const { return host_seconds_; }
-  // Each cycle-level run's wall interval, [start, end) in seconds of the host's steady clock:
+  // Each cycle-level run's wall interval, [start, end) in seconds of the host's steady clock (its
+  // end read just after the run returns, its start that less the run's own host seconds):
   // wafers run side by side, so their runs' wall time is the union of these, not the sum of
   // host_seconds (Cluster::engine_seconds).
   const std::vector<std::pair<double, double>>& run_intervals() const { return intervals_; }
