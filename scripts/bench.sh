@@ -47,6 +47,7 @@ failed=()
   echo "Written by \`scripts/bench.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)."
   echo "Host: $(nproc) hardware threads, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')."
   echo "One run each; on a shared machine read ratios between rows of the same run (and \`of_ceiling\`), not absolute times."
+  echo "In rows timed by the engine's own clock (\`manual_time\`), read Time: CPU is Google Benchmark's main-thread CPU, set-up and the reference loops in, a two-thread run's workers out."
   for b in bench_fabric bench_barrier bench_gemv bench_sparse_mac bench_cluster bench_functional; do
     echo
     echo "## $b"
