@@ -386,8 +386,6 @@ void Mesh::assign_notes(const Partition& partition) {
       else src.poll_credits |= bit(l.dir);
     }
   }
-  for (auto& r : routers_)
-    if (r) derive_lanes(*r);
   // Whatever a queue still holds from an earlier run is read at the next step, from where its
   // reader stands.
   for (auto& r : routers_) {
@@ -397,12 +395,12 @@ void Mesh::assign_notes(const Partition& partition) {
       Router::InPort& i = r->in_port(Dir(d));
       i.flits = i.link ? i.link->flits.reader() : LinkQueue<Flit>::Reader{};
       // Lane 0: a valid index where a wavelet can come (a link only brings wavelets to a router
-      // with lanes); a router without lanes has no lane to aim at, and no key.
-      if (i.link && !r->lanes.empty()) r->aim(i, Dir(d), 0);
-      else i.lane = 0, i.hop_key = Router::kNoKey;
+      // with lanes), aimed at with its key by derive_lanes(); a router without lanes has no key.
+      i.lane = 0, i.hop_key = Router::kNoKey;
       Router::OutPort& o = r->out_port(Dir(d));
       o.credits = o.link && o.link->kind != LinkKind::Egress ? o.link->credits.reader() : LinkQueue<Credit>::Reader{};
     }
+    derive_lanes(*r);
   }
 }
 

@@ -20,8 +20,7 @@ void note_capped_threads(nlohmann::json& choice, unsigned used) {
   const nlohmann::json& asked = choice["asked"];
   std::string note = choice.value("note", std::string());
   if (asked.is_number_unsigned() && asked.get<unsigned>() > used && note.empty())
-    note = "--threads " + std::to_string(asked.get<unsigned>()) + ": the run used " + std::to_string(used) +
-           " (wafers share the threads evenly, each mesh taking at most one worker per row, or column; docs/performance.md)";
+    note = "--threads " + std::to_string(asked.get<unsigned>()) + ": the run used " + std::to_string(used) + " (" + kThreadShareRule + ")";
   // More workers than CPUs: each cycle's barrier waits for a worker that is not running (a
   // 512-tile reduce at --threads 200 on two CPUs: 28.7 s against 0.12 s on one thread), with
   // nothing in the report to say why.

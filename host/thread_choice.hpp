@@ -43,5 +43,8 @@ ThreadChoice fit_to_kernel(ThreadChoice c, const Wafer& wafer);
 nlohmann::json threads_choice_json(const ThreadChoice& c, unsigned used);
 // The same on a `threads_choice` already made (a training run's, made before the cluster is).
 void note_capped_threads(nlohmann::json& choice, unsigned used);
+// Why a run used fewer threads than asked, as the notes say it (a traced training pass's too).
+inline constexpr const char* kThreadShareRule =
+    "wafers share the threads evenly, each mesh taking at most one worker per row, or column; docs/performance.md";
 
 }  // namespace wse

@@ -269,8 +269,7 @@ TraceResult trace_training_layer(const RunConfig& cfg, const TraceOptions& opt, 
   if (at_once > 1 && why["asked"].is_number_unsigned() && why["asked"].get<unsigned>() > traced && !why.contains("note"))
     why["note"] = "--threads " + std::to_string(why["asked"].get<unsigned>()) + ": the traced pass used " + std::to_string(traced) +
                   "; up to " + std::to_string(at_once) + " wafers ran the step side by side, " + std::to_string(trainer.workers()) +
-                  " thread(s) in all (wafers share the threads evenly, each mesh taking at most one worker per row, or column; "
-                  "docs/performance.md)";
+                  " thread(s) in all (" + kThreadShareRule + ")";
   note_capped_threads(why, at_once > 1 ? trainer.workers() : traced);
   r.report["threads_choice"] = why;
   if (r.report["threads_detail"].is_object())
