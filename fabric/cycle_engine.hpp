@@ -20,6 +20,7 @@
 // `Tiles` provides:
 //   void seed(const Block&, Scheduler&);            // first events of the block's tiles
 //   void step(TileId, Cycle now, Scheduler&);       // one cycle of one tile
+//   (optional) stepper(): an object with that step(), made once per cycle (Wafer::Stepper)
 //   Mesh& mesh();                                   // to size the cross-worker mailboxes
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -78,6 +79,18 @@ struct RunHooks {
   bool every_run_ahead_level = false;
 };
 
+// What steps a cycle's tiles: Tiles' own stepper() if it has one, else a view that calls step().
+template <class Tiles>
+struct TilesStepper {
+  Tiles* tiles;
+  void step(TileId t, Cycle now, Scheduler& s) const { tiles->step(t, now, s); }
+};
+template <class Tiles>
+auto stepper_of(Tiles& tiles) {
+  if constexpr (requires { tiles.stepper(); }) return tiles.stepper();
+  else return TilesStepper<Tiles>{&tiles};
+}
+
 template <class Tiles>
 class CycleEngine {
  public:
@@ -123,7 +136,8 @@ class CycleEngine {
     // the layout it has without it.
     auto step_ahead = [&](Scheduler& sched, Cycle ahead, const uint64_t* only, uint64_t& steps) __attribute__((noinline)) {
       sched.begin_ahead(ahead);
-      return sched.step_due([&](TileId t) { tiles.step(t, ahead, sched), ++steps; }, only);
+      const auto st = stepper_of(tiles);
+      return sched.step_due([&](TileId t) { st.step(t, ahead, sched), ++steps; }, only);
     };
 
     if (schedulers_.size() < workers) schedulers_.resize(workers);
@@ -180,7 +194,8 @@ class CycleEngine {
           try {
             sched.begin_cycle(now);
             sched.take_mail();
-            if (sched.step_due([&](TileId t) { tiles.step(t, now, sched); }))
+            const auto st = stepper_of(tiles);
+            if (sched.step_due([&](TileId t) { st.step(t, now, sched); }))
               vote.last = std::max(vote.last, now);  // (steps taken ahead may have been later)
           } catch (...) {
             errors[w] = std::current_exception();

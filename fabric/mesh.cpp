@@ -352,7 +352,7 @@ void Mesh::find_band_depths(const Partition& partition) {
 
 void Mesh::assign_notes(const Partition& partition) {
   for (auto& r : routers_)
-    if (r) r->poll_in = r->poll_credits = 0;
+    if (r) r->poll_in = 0, r->poll_credits = r->has_ingress ? Router::kIngressPolled : 0;
   // The order in which a worker steps its tiles within a cycle (CycleEngine's run-ahead): the
   // deeper in its band first (Mesh::band_depths; the tiles of one depth are always stepped
   // together), each depth in tile order. A hop's dst returns credits straight into its src's

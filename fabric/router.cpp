@@ -164,7 +164,7 @@ void Router::ingest_links(TileId self, Cycle now, Scheduler& s) {
   // Only the links that may hold something: those polled, and those noted since the last step
   // (a link keeps its note while it holds what is not visible yet).
   uint32_t in_m = poll_in | noted_in;
-  const uint32_t credit_m = poll_credits | noted_credits;
+  const uint32_t credit_m = (poll_credits | noted_credits) & uint32_t(~kIngressPolled);
   noted_in = noted_credits = 0;
   take_credits(credit_m, now);  // (no order between credits and wavelets: different fields)
   // The common case has no call in it, so that it keeps its state in registers: a plain wavelet
@@ -346,6 +346,7 @@ void Router::finish_head(size_t i, TileId self, Cycle now, Scheduler& s) {
 }
 
 void Router::forward(TileId self, Cycle now, Scheduler& s) {
+  last_step_ = now;  // (begin_step() sets it only for a router that was blocked)
   // The common case first: one output wanted, by one plain lane whose head goes there alone and
   // has a credit (a hop of a unicast route). It makes the same changes as the general loop below
   // would, without its masks; the next head of the same route keeps the output's want bit.

@@ -98,19 +98,36 @@ class Wafer {
 
   // The cycle engine's view of the tiles.
   void seed(const Block& b, Scheduler& s);
-  void step(TileId t, Cycle now, Scheduler& s) {
-    Router* const dense = mesh_.dense_routers();
-    Router* r = dense ? dense + t : mesh_.router(t);
+  // One cycle of one tile. The engine steps a cycle's tiles through a Stepper made once per
+  // cycle: the pointers it holds stay in registers across the tiles, where Wafer::step() would
+  // load them again after every router's call (which might, for all the compiler knows, have
+  // changed them).
+  class Stepper {
+   public:
+    explicit Stepper(Wafer& w)
+        : dense_(w.mesh_.dense_routers()), mesh_(&w.mesh_), programmed_(w.programmed_.data()), pes_(w.pes_.data()), spec_(&w.spec()) {}
+    void step(TileId t, Cycle now, Scheduler& s) const {
+      Router* r = dense_ ? dense_ + t : mesh_->router(t);
 #ifdef WSE_CHECK_INVARIANTS
-    if (r != mesh_.router(t)) throw std::logic_error("Wafer::step: the dense routers are not the mesh's");
+      if (r != mesh_->router(t)) throw std::logic_error("Wafer::step: the dense routers are not the mesh's");
 #endif
-    if (r) {
-      r->begin_step(now);
-      r->maybe_ingest(t, now, s);
+      if (r) {
+        r->begin_step(now);
+        r->maybe_ingest(t, now, s);
+      }
+      if (programmed_[t] && pes_[t].due(now)) pes_[t].step(t, now, s, *spec_);
+      if (r && r->may_forward(now)) r->forward(t, now, s);
     }
-    if (programmed_[t] && pes_[t].due(now)) pes_[t].step(t, now, s, spec());
-    if (r && r->may_forward(now)) r->forward(t, now, s);
-  }
+
+   private:
+    Router* dense_;
+    Mesh* mesh_;
+    const uint8_t* programmed_;
+    Pe* pes_;
+    const MachineSpec* spec_;
+  };
+  Stepper stepper() { return Stepper(*this); }
+  void step(TileId t, Cycle now, Scheduler& s) { Stepper(*this).step(t, now, s); }
 
  private:
   Mesh mesh_;
