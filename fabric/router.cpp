@@ -103,8 +103,9 @@ inline bool Router::hop_from(uint32_t in_m, Cycle now, Scheduler& s) {
   // before it, and was read again.
   const LinkQueue<Flit>::Reader here = r;
   const uint32_t head = here.head, tail = port.link->flits.tail();
-  LinkQueue<Flit>::check_room(here, tail);
-  if (head == tail) return false;
+  // One test for two cases ingest_links() takes from the start: nothing to read (tail - head - 1
+  // wraps to the largest value), and more unread than the ring holds (its check_room() throws).
+  if (tail - head - 1 > here.mask) return false;
   const Flit& f = here.at();
   // (The key stands for the lane's colour, rx and plainness and the wavelet's flags: InPort.)
   if (f.arrival != now || f.key() != port.hop_key) return false;

@@ -353,7 +353,7 @@ class alignas(64) Router {
   void send_on(Link* link, Lane& lane, size_t i, size_t d, uint32_t payload, uint8_t flags, Cycle now, Scheduler& s) {
     rr[d] = uint8_t(i);
     const Cycle arrival = kDstNext ? now + 1 : now + link->latency;
-    link->flits.push({arrival, payload, lane.colour, flags});
+    link->flits.push(Flit::of(arrival, payload, Flit::key_of(lane.colour, flags)));
     --lane.credits[d];
     if (kDstNext || link->dst_next) s.wake_next(link->dst_place);
     else s.schedule(link->dst, arrival);

@@ -56,6 +56,13 @@ struct Flit {
     std::memcpy(&k, &colour, sizeof k);  // colour then flags, side by side (checked below)
     return k;
   }
+  // A wavelet on its way: colour and flags written as one 16-bit store (the compiler wrote two).
+  static Flit of(Cycle arrival, uint32_t payload, uint16_t key) {
+    Flit f;
+    f.arrival = arrival, f.payload = payload;
+    std::memcpy(&f.colour, &key, sizeof key);
+    return f;
+  }
 };
 static_assert(offsetof(Flit, flags) == offsetof(Flit, colour) + 1 && std::endian::native == std::endian::little,
               "Flit::key() reads colour and flags as one little-endian word");
