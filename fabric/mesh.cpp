@@ -44,10 +44,12 @@ void Mesh::set_route(Coord tile, Colour colour, Route route) {
     if (lane->rx != route.rx)
       throw RouteError(where(tile, colour) + ": already receives from " + dir_name(lane->rx) + ", cannot also receive from " +
                        dir_name(route.rx) + " (one rx direction per colour per router; use switch positions to change it at run time)");
+    if (links_ && (route.tx & ~r->tx_union(*lane))) note_stale(where(tile, colour) + ": a route's tx set grew");
     lane->tx |= route.tx;
     if (LaneExt* e = r->lane_ext(colour)) e->base_tx = lane->tx, e->tx_union |= route.tx;
     return;
   }
+  if (links_) note_stale(where(tile, colour) + ": a new route");
   Lane lane;
   lane.colour = colour;
   lane.rx = route.rx;
@@ -66,6 +68,7 @@ void Mesh::set_switch(Coord tile, Colour colour, const ColourSwitchConfig& cfg) 
     throw RouteError(where(tile, colour) + ": " + std::to_string(1 + cfg.count) + " switch positions (the route and " +
                      std::to_string(cfg.count) + " more), but a " + spec_.name + " router holds at most " +
                      std::to_string(spec_.switch_positions) + " per colour (machine.switch_positions)");
+  const uint8_t rx_before = r->rx_union(*lane), tx_before = r->tx_union(*lane);
   LaneExt& e = r->make_ext(*lane);
   const LanesChanged refresh{*this, *r};  // (also when a position below is refused)
   e.has_switch = true;
@@ -83,6 +86,8 @@ void Mesh::set_switch(Coord tile, Colour colour, const ColourSwitchConfig& cfg) 
     if (p.has_rx) e.rx_union |= bit(p.rx);
     if (p.has_tx) e.tx_union |= p.tx;
   }
+  if (links_ && ((e.rx_union & ~rx_before) || (e.tx_union & ~tx_before)))
+    note_stale(where(tile, colour) + ": switch positions that reach a port the route did not");
 }
 
 void Mesh::set_filter(Coord tile, Colour colour, const CounterFilter& f) {
@@ -177,8 +182,13 @@ void Mesh::validate() const {
   }
 }
 
+void Mesh::note_stale(const std::string& what) {
+  if (stale_.empty()) stale_ = what;
+}
+
 void Mesh::build_links(const Partition& partition) {
   links_.reset(), link_count_ = 0, rings_.reset();
+  stale_.clear();
   dense_ = routers_.empty() ? nullptr : routers_[0];
   for (TileId t = 0; t < routers_.size() && dense_; ++t)
     if (routers_[t] != dense_ + t) dense_ = nullptr;

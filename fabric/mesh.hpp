@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "fabric/edge_port.hpp"
@@ -77,6 +78,12 @@ class Mesh {
   // history.md, twenty-fifth round). Routers never move and a mesh that has one on every tile
   // makes no more, so it stays true.
   Router* dense_routers() const { return dense_; }
+  // Empty, or the first change since finalize() that the links were not built for: a route set
+  // on a finalized mesh (a new colour at a router, or a tx set grown), or switch positions that
+  // reach a port the route did not. Until finalize() runs again a wafer refuses to run
+  // (Wafer::run), where it would have sent wavelets over links that do not exist. (A filter, or a
+  // switch within the route's ports, is taken between runs: Mesh::derive_lanes.)
+  const std::string& stale() const { return stale_; }
   std::span<const Link> links() const { return {links_.get(), link_count_}; }
   std::span<Link> links() { return {links_.get(), link_count_}; }
   const std::deque<IngressPort>& ingress_ports() const { return ingress_; }
@@ -107,6 +114,8 @@ class Mesh {
     }
   };
   std::string where(Coord c, Colour colour) const;
+  void note_stale(const std::string& what);
+  std::string stale_;  // stale()
 
   MachineSpec spec_;
   MeshShape shape_;

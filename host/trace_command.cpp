@@ -28,7 +28,8 @@ TileRect parse_rect(const std::string& text, const std::string& flag) {
   std::stringstream ss(text);
   std::string part;
   std::vector<long long> v;
-  while (std::getline(ss, part, ',')) {
+  // (getline drops a trailing empty field: "0,0,1,1," was taken, where --flow refuses its like.)
+  while (!text.ends_with(',') && std::getline(ss, part, ',')) {
     try {
       size_t used = 0;
       long long x = std::stoll(part, &used);
@@ -60,7 +61,8 @@ std::vector<Colour> parse_colours(const std::string& text) {
   std::vector<Colour> out;
   std::stringstream ss(text);
   std::string part;
-  while (std::getline(ss, part, ',')) {
+  const bool trailing = text.ends_with(',');  // (which getline would drop without a word)
+  while (!trailing && std::getline(ss, part, ',')) {
     const auto v = number(part, 64);
     if (!v) throw UsageError("--colours '" + text + "': expected colour numbers 0..63 separated by commas, e.g. 3,5");
     // A slip, refused as a --flow given twice is (it was taken without a word).

@@ -572,6 +572,10 @@ TEST(ReliabilityCli, CommandLineMistakesAreRefusedByName) {
       {"--bogus run " + gemv, "wse: error: '--bogus' before a command: wse takes a command first"},
       {"--threads 2 run " + gemv, "wse: error: '--threads' before a command"},
       {"trace --threads 1 --colours 3,5,3 --out " + out + " " + gemv, "--colours '3,5,3': colour 3 is given twice; give it once"},
+      // A trailing comma, which --flow refuses, was taken by --pes and --colours (an audit of the
+      // forty-sixth round, mended in the forty-eighth).
+      {"trace --threads 1 --colours 3,5, --out " + out + " " + gemv, "--colours '3,5,': expected colour numbers 0..63 separated by commas"},
+      {"trace --threads 1 --pes 0,0,1,1, --out " + out + " " + gemv, "--pes '0,0,1,1,': expected x0,y0,x1,y1"},
   };
   for (const Case& c : cases) {
     Output o = wse(c.args);

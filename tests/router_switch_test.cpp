@@ -93,6 +93,59 @@ TEST(RouterSwitch, AFilterSetBetweenRunsFiltersTheNextRun) {
   }
 }
 
+// A route set on a finalized mesh, or switch positions reaching a port the route did not, change
+// what the links were built for: the run refuses, naming the change, until finalize runs again,
+// and then carries the new route. (Before, a new colour's lane had no credits or links: its
+// wavelets went nowhere, or through a link that did not exist.) A route already there, given
+// again, and a filter, change nothing the links were built for and are taken as they were.
+TEST(RouterSwitch, ARouteSetAfterFinalizeIsRefusedUntilFinalizeRunsAgain) {
+  Wafer w(test::spec(1), {2, 1});
+  Mesh& m = w.mesh();
+  IngressPort& in = m.add_ingress({0, 0}, Dir::West);
+  test::Recorder rec;
+  m.set_route({0, 0}, kC, Route::make(Dir::West, {Dir::Ramp, Dir::East}));
+  m.set_route({1, 0}, kC, Route::make(Dir::West, {Dir::Ramp}));
+  rec.install(w, {0, 0}, 8);
+  rec.install(w, {1, 0}, 8);
+  w.finalize(1);
+  m.set_route({0, 0}, kC, Route::make(Dir::West, {Dir::East}));  // within its tx: nothing changes
+  m.set_filter({1, 0}, kC, CounterFilter::window(0, 2, 4));        // a filter: taken between runs
+  EXPECT_EQ(m.stale(), "");
+  for (uint32_t k = 0; k < 4; ++k) in.enqueue(Wavelet{100 + k, kC});
+  w.run(10'000);
+  EXPECT_EQ(test::Recorder::received(w, {0, 0}).size(), 4u);
+  EXPECT_EQ(test::Recorder::received(w, {1, 0}), (std::vector<uint32_t>{100, 101}));
+
+  m.set_route({0, 0}, kC + 1, Route::make(Dir::West, {Dir::East}));
+  test::expect_error<std::logic_error>([&] { w.run(10'000); }, {"route at tile (0,0) colour 4: a new route after finalize", "finalize again"});
+  test::expect_error<std::logic_error>([&] { w.set_workers(2); }, {"a new route after finalize"});
+  Wafer grown(test::spec(1), {2, 1});
+  grown.mesh().set_route({0, 0}, kC, Route::make(Dir::Ramp, {Dir::East}));
+  grown.mesh().set_route({1, 0}, kC, Route::make(Dir::West, {Dir::Ramp}));
+  rec.install(grown, {1, 0}, 8);
+  grown.finalize(1);
+  grown.mesh().set_route({0, 0}, kC, Route::make(Dir::Ramp, {Dir::South}));
+  EXPECT_EQ(grown.mesh().stale(), "route at tile (0,0) colour 3: a route's tx set grew");
+  Wafer switched(test::wse3(), {2, 1});
+  switched.mesh().set_route({0, 0}, kC, Route::make(Dir::Ramp, {Dir::East}));
+  switched.mesh().set_route({1, 0}, kC, Route::make(Dir::West, {Dir::Ramp}));
+  rec.install(switched, {1, 0}, 8);
+  switched.finalize(1);
+  switched.mesh().set_switch({1, 0}, kC, ColourSwitchConfig{}.then(SwitchPosition::transmit({Dir::Ramp})));
+  EXPECT_EQ(switched.mesh().stale(), "") << "a switch within the route's ports";
+  switched.mesh().set_switch({1, 0}, kC, ColourSwitchConfig{}.then(SwitchPosition::transmit({Dir::East})));
+  EXPECT_EQ(switched.mesh().stale(), "route at tile (1,0) colour 3: switch positions that reach a port the route did not");
+
+  // Finalized again, the new colour has its links: a second stream on it reaches PE 1.
+  m.set_route({1, 0}, kC + 1, Route::make(Dir::West, {Dir::Ramp}));
+  w.finalize(1);
+  EXPECT_EQ(m.stale(), "");
+  in.restart(w.clock());
+  for (uint32_t k = 0; k < 4; ++k) in.enqueue(Wavelet{200 + k, Colour(kC + 1)});
+  w.run(10'000);
+  EXPECT_EQ(test::Recorder::received(w, {1, 0}), (std::vector<uint32_t>{100, 101, 200, 201, 202, 203}));
+}
+
 // A window of none, of every wavelet or wider than its period wrapped into a filter passing every
 // wavelet (words - 1 below zero, or above limit1) and was accepted; a period of 0 divided by zero;
 // a first position past the period was taken modulo it. Each is refused, as is any filter whose

@@ -42,6 +42,7 @@ void Wafer::finalize(unsigned threads) {
 
 void Wafer::set_workers(unsigned threads) {
   if (!finalized_) throw std::logic_error("Wafer::set_workers before finalize");
+  if (!mesh_.stale().empty()) throw std::logic_error("Wafer::set_workers: " + mesh_.stale() + " after finalize (finalize again first)");
   if (Partition::workers_for(shape(), threads) == partition_.workers) return;
   partition_ = Partition::make(shape(), threads, 16, work_);
   mesh_.repartition(partition_);
@@ -117,6 +118,7 @@ void Wafer::settle(Cycle cycle) {
 
 WaferRun Wafer::run(Cycle max_cycles, RunHooks hooks) {
   if (!finalized_) throw std::logic_error("Wafer::run before finalize");
+  if (!mesh_.stale().empty()) throw std::logic_error("Wafer::run: " + mesh_.stale() + " after finalize (finalize again first)");
   WaferRun run;
   run.start = clock_;
   run.threads = partition_.workers;
