@@ -19,8 +19,8 @@
 //
 // `Tiles` provides:
 //   void seed(const Block&, Scheduler&);            // first events of the block's tiles
-//   void step(TileId, Cycle now, Scheduler&);       // one cycle of one tile
-//   (optional) stepper(): an object with that step(), made once per cycle (Wafer::Stepper)
+//   void step(TileId, Cycle now, Scheduler&);       // one cycle of one tile, or instead
+//   stepper(): an object with that step(), made once per cycle (Wafer::Stepper)
 //   Mesh& mesh();                                   // to size the cross-worker mailboxes
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>

@@ -28,8 +28,8 @@ TileRect parse_rect(const std::string& text, const std::string& flag) {
   std::stringstream ss(text);
   std::string part;
   std::vector<long long> v;
-  // (getline drops a trailing empty field: "0,0,1,1," was taken, where --flow refuses its like.)
-  while (!text.ends_with(',') && std::getline(ss, part, ',')) {
+  const bool trailing = text.ends_with(',');  // (which getline would drop without a word; --flow refuses its like)
+  while (!trailing && std::getline(ss, part, ',')) {
     try {
       size_t used = 0;
       long long x = std::stoll(part, &used);

@@ -40,9 +40,13 @@ void Wafer::finalize(unsigned threads) {
   finalized_ = true;
 }
 
+void Wafer::refuse_stale_links(const char* who) const {
+  if (!mesh_.stale().empty()) throw std::logic_error(std::string(who) + ": " + mesh_.stale() + " after finalize (finalize again first)");
+}
+
 void Wafer::set_workers(unsigned threads) {
   if (!finalized_) throw std::logic_error("Wafer::set_workers before finalize");
-  if (!mesh_.stale().empty()) throw std::logic_error("Wafer::set_workers: " + mesh_.stale() + " after finalize (finalize again first)");
+  refuse_stale_links("Wafer::set_workers");
   if (Partition::workers_for(shape(), threads) == partition_.workers) return;
   partition_ = Partition::make(shape(), threads, 16, work_);
   mesh_.repartition(partition_);
@@ -118,7 +122,7 @@ void Wafer::settle(Cycle cycle) {
 
 WaferRun Wafer::run(Cycle max_cycles, RunHooks hooks) {
   if (!finalized_) throw std::logic_error("Wafer::run before finalize");
-  if (!mesh_.stale().empty()) throw std::logic_error("Wafer::run: " + mesh_.stale() + " after finalize (finalize again first)");
+  refuse_stale_links("Wafer::run");
   WaferRun run;
   run.start = clock_;
   run.threads = partition_.workers;

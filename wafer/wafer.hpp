@@ -98,7 +98,7 @@ class Wafer {
 
   // The cycle engine's view of the tiles.
   void seed(const Block& b, Scheduler& s);
-  // One cycle of one tile. The engine steps a cycle's tiles through a Stepper made once per
+  // One cycle of one tile, through stepper() (the engine's only way in). The engine steps a cycle's tiles through a Stepper made once per
   // cycle: the pointers it holds stay in registers across the tiles, where Wafer::step() would
   // load them again after every router's call (which might, for all the compiler knows, have
   // changed them).
@@ -127,9 +127,10 @@ class Wafer {
     const MachineSpec* spec_;
   };
   Stepper stepper() { return Stepper(*this); }
-  void step(TileId t, Cycle now, Scheduler& s) { Stepper(*this).step(t, now, s); }
 
  private:
+  // Refuses a run, or a new partition, while the mesh has routes its links were not built for.
+  void refuse_stale_links(const char* who) const;
   Mesh mesh_;
   SramArena arena_;
   NameTable names_;
