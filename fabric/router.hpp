@@ -49,9 +49,9 @@ struct LaneExt {
   std::array<uint8_t, kHeld> held_flags{};
 };
 
-// Laid out for the step: the first cache line holds the lanes' base, what each output wants, the
-// link masks and the sleep state; the second the colour -> lane table and the round-robin
-// state; then a line of ports per direction (an in link and the opposite out link, each with
+// Laid out for the step: the first cache line holds the lanes' base, the round-robin state, the
+// link masks and the sleep state; the second what each output wants and the colour -> lane
+// table; then a line of ports per direction (an in link and the opposite out link, each with
 // where this router reads the link's queue). A step reads the first two lines and the port
 // lines its lanes use (and its lanes and links); the cold rest follows.
 class alignas(64) Router {
@@ -59,8 +59,16 @@ class alignas(64) Router {
   LaneVector lanes;  // from its mesh's LanePool
 
  private:
-  std::array<uint32_t, kDirs> want_{};  // per output: lanes whose head still has to go there
-  uint32_t blocked_lanes_ = 0;          // lanes whose head waited for a credit after the last step
+  uint32_t blocked_lanes_ = 0;  // lanes whose head waited for a credit after the last step
+
+ public:
+  // Lane granted last, per output. In the first line: a pass-through (ingest_hop()) writes it on
+  // every hop and reads nothing else of the second (one L1 miss a hop fewer on a long row:
+  // docs/performance-history.md, forty-ninth round).
+  std::array<uint8_t, kDirs> rr{};
+
+ private:
+  uint8_t blocked_links_ = 0;  // outputs with a wavelet waiting for a credit after the last step
 
  public:
   uint8_t credit_links = 0;   // directions with an outgoing link that returns credits
@@ -75,20 +83,25 @@ class alignas(64) Router {
 
  private:
   uint8_t wanted_ = 0;  // outputs whose want_ is not empty
+
+ public:
+  // The tile's PE has a program: a copy of Wafer's flag, made at each run's start, beside
+  // wanted_ so that a step whose router wants no output and whose PE has nothing to run ends
+  // on one test of both (step_rest()).
+  uint8_t pe_programmed = 0;
+
+ private:
   // kAsleep: the last forward() left every waiting head blocked on a credit (nothing but a credit
   // or a new head can change that); kWoken: this step took a credit or made a new head.
   static constexpr uint8_t kAsleep = 1, kWoken = 2;
   uint8_t sleep_ = 0;
   Cycle last_step_ = kNever;
+  // (The second line: forward() reads it; a hop that passes through does not.)
+  std::array<uint32_t, kDirs> want_{};  // per output: lanes whose head still has to go there
 
  public:
   std::array<int8_t, MachineSpec::kMaxColours> lane_of;  // colour -> index in lanes, -1 if unrouted
-  std::array<uint8_t, kDirs> rr{};                       // lane granted last, per output
 
- private:
-  uint8_t blocked_links_ = 0;  // outputs with a wavelet waiting for a credit after the last step
-
- public:
   // Each link, per direction and way, next to where this router reads its queue (the credits of
   // an outgoing link, the wavelets of an incoming one), so the next entry's address is known
   // without the link's line (LinkQueue::Reader). Links set by Mesh::build_links, readers by
@@ -150,6 +163,14 @@ class alignas(64) Router {
     // maybe_ingest() reads poll_in .. noted_credits as one word (folded away when it holds).
     if (reinterpret_cast<uintptr_t>(&noted_credits) - reinterpret_cast<uintptr_t>(&poll_in) != 3)
       throw std::logic_error("Router: the four link masks are not side by side");
+    // A hop reads and writes the first line only (see the layout above).
+    const auto in_first_line = [this](const void* field, size_t size) {
+      return reinterpret_cast<uintptr_t>(field) + size - reinterpret_cast<uintptr_t>(this) <= 64;
+    };
+    if (reinterpret_cast<uintptr_t>(&pe_programmed) - reinterpret_cast<uintptr_t>(&wanted_) != 1)
+      throw std::logic_error("Router: wanted_ and pe_programmed are not side by side");
+    if (!in_first_line(&rr, sizeof rr) || !in_first_line(&sleep_, 1) || !in_first_line(&noted_credits, 1))
+      throw std::logic_error("Router: the round-robin state, link masks or sleep state left the first cache line");
   }
 
   Lane* lane(Colour c) { return lane_of[c] < 0 ? nullptr : &lanes[size_t(lane_of[c])]; }
@@ -216,6 +237,13 @@ class alignas(64) Router {
     } else {
       ingest_links(self, now, s);
     }
+  }
+  // Whether the rest of a step (the PE, forward()) may have anything to do: some output is wanted
+  // or the PE has a program. One 16-bit load of the two bytes.
+  bool step_rest() const {
+    uint16_t both;
+    std::memcpy(&both, &wanted_, sizeof both);
+    return both != 0;
   }
   bool may_forward(Cycle now) {
     if (!wanted_) return false;

@@ -126,7 +126,10 @@ WaferRun Wafer::run(Cycle max_cycles, RunHooks hooks) {
   WaferRun run;
   run.start = clock_;
   run.threads = partition_.workers;
-  for (Pe& pe : pes_) pe.rearm();
+  for (TileId t = 0; t < pes_.size(); ++t) {
+    pes_[t].rearm();
+    if (Router* r = mesh_.router(t)) r->pe_programmed = programmed_[t];  // (step_rest()'s copy)
+  }
   // A new run's switches start at their base routes with fresh filter counters; one that goes on
   // from a run stopped by its cycle limit keeps them, and the wavelets a switch holds (reset,
   // those were lost and their senders' credits with them: a later deadlock).

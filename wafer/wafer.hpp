@@ -111,9 +111,13 @@ class Wafer {
 #ifdef WSE_CHECK_INVARIANTS
       if (r != mesh_->router(t)) throw std::logic_error("Wafer::step: the dense routers are not the mesh's");
 #endif
+#ifdef WSE_CHECK_INVARIANTS
+      if (r && r->pe_programmed != programmed_[t]) throw std::logic_error("Wafer::step: a router's copy of its PE's program flag is stale");
+#endif
       if (r) {
         r->begin_step(now);
         r->maybe_ingest(t, now, s);
+        if (!r->step_rest()) return;  // (the common hop: no PE program, nothing to forward)
       }
       if (programmed_[t] && pes_[t].due(now)) pes_[t].step(t, now, s, *spec_);
       if (r && r->may_forward(now)) r->forward(t, now, s);
