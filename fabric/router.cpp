@@ -90,7 +90,7 @@ template <class Take>
 }
 
 template <int kFrom>
-inline bool Router::hop_from(uint32_t in_m, Cycle now, Scheduler& s) {
+inline bool Router::hop_from(Cycle now, Scheduler& s) {
   // One link to read, holding one wavelet, which arrives now, is plain and joins (or passes
   // through) the plain lane that took the link's last one. It makes the same changes as
   // ingest_links() would, and calls nothing: with few values live and no call, it needs few
@@ -124,8 +124,11 @@ inline bool Router::hop_from(uint32_t in_m, Cycle now, Scheduler& s) {
   const uint32_t payload = f.payload;
   r.head = head + 1;
   // The link carries one wavelet a cycle: what follows this one arrives later, and keeps
-  // the link noted (noted_credits is clear).
-  noted_in = head + 1 != tail ? uint8_t(in_m) : 0;
+  // the link noted (noted_credits is clear). poll_in | noted_in is this link's bit alone
+  // (ingest_hop()'s case), so noted_in is that bit or nothing: it changes only when the link is left empty.
+  // (A polled link's bit left out of noted_in changes no poll_in | noted_in: one branch, where
+  // writing the byte on every hop took four instructions.)
+  if (head + 1 == tail) noted_in = 0;
   if (!pass) {
     push_plain(lane, i, payload);
     return true;
@@ -151,11 +154,11 @@ void Router::ingest_hop(TileId self, Cycle now, Scheduler& s) {
   // bit, its index and a chain of compares did.
   bool took = false;
   switch (in_m) {
-    case bit(Dir::North): took = hop_from<int(Dir::North)>(in_m, now, s); break;
-    case bit(Dir::East): took = hop_from<int(Dir::East)>(in_m, now, s); break;
-    case bit(Dir::South): took = hop_from<int(Dir::South)>(in_m, now, s); break;
-    case bit(Dir::West): took = hop_from<int(Dir::West)>(in_m, now, s); break;
-    case bit(Dir::Ramp): took = hop_from<int(Dir::Ramp)>(in_m, now, s); break;
+    case bit(Dir::North): took = hop_from<int(Dir::North)>(now, s); break;
+    case bit(Dir::East): took = hop_from<int(Dir::East)>(now, s); break;
+    case bit(Dir::South): took = hop_from<int(Dir::South)>(now, s); break;
+    case bit(Dir::West): took = hop_from<int(Dir::West)>(now, s); break;
+    case bit(Dir::Ramp): took = hop_from<int(Dir::Ramp)>(now, s); break;
     default: break;  // none, or several
   }
   if (!took) ingest_links(self, now, s);

@@ -321,10 +321,10 @@ class alignas(64) Router {
   // ingest() when no credit is to be taken and no port feeds the router: its one-link fast
   // path, else ingest_links().
   [[gnu::noinline]] void ingest_hop(TileId self, Cycle now, Scheduler& s);
-  // ingest_hop()'s step from in link kFrom (in_m: the link masks read, that link's bit alone).
+  // ingest_hop()'s step from in link kFrom, the one link its masks name.
   // False: the step is not a plain hop, left to ingest_links() untouched.
   template <int kFrom>
-  [[gnu::always_inline]] inline bool hop_from(uint32_t in_m, Cycle now, Scheduler& s);
+  [[gnu::always_inline]] inline bool hop_from(Cycle now, Scheduler& s);
   // ingest() beyond its one-link fast path: every link that may hold something, the credits
   // returned, the edge ingress ports.
   [[gnu::noinline]] void ingest_links(TileId self, Cycle now, Scheduler& s);
