@@ -110,17 +110,20 @@ class Wafer {
       Router* r = dense_ ? dense_ + t : mesh_->router(t);
 #ifdef WSE_CHECK_INVARIANTS
       if (r != mesh_->router(t)) throw std::logic_error("Wafer::step: the dense routers are not the mesh's");
-#endif
-#ifdef WSE_CHECK_INVARIANTS
       if (r && r->pe_programmed != programmed_[t]) throw std::logic_error("Wafer::step: a router's copy of its PE's program flag is stale");
 #endif
-      if (r) {
-        r->begin_step(now);
-        r->maybe_ingest(t, now, s);
-        if (!r->step_rest()) return;  // (the common hop: no PE program, nothing to forward)
+      if (!r) {
+        if (programmed_[t] && pes_[t].due(now)) pes_[t].step(t, now, s, *spec_);
+        return;
       }
-      if (programmed_[t] && pes_[t].due(now)) pes_[t].step(t, now, s, *spec_);
-      if (r && r->may_forward(now)) r->forward(t, now, s);
+      r->begin_step(now);
+      r->maybe_ingest(t, now, s);
+      // The PE and forward() only when one of them may have work: one test of two bytes in the
+      // router's first line, where the common hop (no program, nothing to forward) took two tests
+      // and a load of the wafer's flag (Router::step_rest()).
+      if (!r->step_rest()) return;
+      if (r->pe_programmed && pes_[t].due(now)) pes_[t].step(t, now, s, *spec_);
+      if (r->may_forward(now)) r->forward(t, now, s);
     }
 
    private:
