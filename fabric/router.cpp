@@ -125,9 +125,9 @@ inline bool Router::hop_from(Cycle now, Scheduler& s) {
   r.head = head + 1;
   // The link carries one wavelet a cycle: what follows this one arrives later, and keeps
   // the link noted (noted_credits is clear). poll_in | noted_in is this link's bit alone
-  // (ingest_hop()'s case), so noted_in is that bit or nothing: it changes only when the link is left empty.
-  // (A polled link's bit left out of noted_in changes no poll_in | noted_in: one branch, where
-  // writing the byte on every hop took four instructions.)
+  // (ingest_hop()'s case), so noted_in is that bit or nothing: it changes only when the link
+  // is left empty. (A polled link's bit left out of noted_in changes no poll_in | noted_in:
+  // one branch, where writing the byte on every hop took four instructions.)
   if (head + 1 == tail) noted_in = 0;
   if (!pass) {
     push_plain(lane, i, payload);
