@@ -98,10 +98,10 @@ class Wafer {
 
   // The cycle engine's view of the tiles.
   void seed(const Block& b, Scheduler& s);
-  // One cycle of one tile, through stepper() (the engine's only way in). The engine steps a cycle's tiles through a Stepper made once per
-  // cycle: the pointers it holds stay in registers across the tiles, where Wafer::step() would
-  // load them again after every router's call (which might, for all the compiler knows, have
-  // changed them).
+  // One cycle of one tile, through stepper() (the engine's only way in): the engine steps a
+  // cycle's tiles through a Stepper made once per cycle, so the pointers it holds stay in
+  // registers across the tiles, where a step through the Wafer would load them again after
+  // every router's call (which might, for all the compiler knows, have changed them).
   class Stepper {
    public:
     explicit Stepper(Wafer& w)
