@@ -20,7 +20,8 @@
 // `Tiles` provides:
 //   void seed(const Block&, Scheduler&);            // first events of the block's tiles
 //   void step(TileId, Cycle now, Scheduler&);       // one cycle of one tile, or instead
-//   stepper(): an object with that step(), made once per cycle (Wafer::Stepper)
+//   with_stepper(f): f called with an object that has that step(), made once per cycle
+//                    (Wafer::Stepper; it returns what f returns)
 //   Mesh& mesh();                                   // to size the cross-worker mailboxes
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -79,16 +80,17 @@ struct RunHooks {
   bool every_run_ahead_level = false;
 };
 
-// What steps a cycle's tiles: Tiles' own stepper() if it has one, else a view that calls step().
+// What steps a cycle's tiles: `f(stepper)` with Tiles' own stepper if it has one
+// (with_stepper(), which may choose among several), else with a view that calls step().
 template <class Tiles>
 struct TilesStepper {
   Tiles* tiles;
   void step(TileId t, Cycle now, Scheduler& s) const { tiles->step(t, now, s); }
 };
-template <class Tiles>
-auto stepper_of(Tiles& tiles) {
-  if constexpr (requires { tiles.stepper(); }) return tiles.stepper();
-  else return TilesStepper<Tiles>{&tiles};
+template <class Tiles, class F>
+decltype(auto) with_stepper_of(Tiles& tiles, F&& f) {
+  if constexpr (requires { tiles.with_stepper(f); }) return tiles.with_stepper(f);
+  else return f(TilesStepper<Tiles>{&tiles});
 }
 
 template <class Tiles>
@@ -136,8 +138,9 @@ class CycleEngine {
     // the layout it has without it.
     auto step_ahead = [&](Scheduler& sched, Cycle ahead, const uint64_t* only, uint64_t& steps) __attribute__((noinline)) {
       sched.begin_ahead(ahead);
-      const auto st = stepper_of(tiles);
-      return sched.step_due([&](TileId t) { st.step(t, ahead, sched), ++steps; }, only);
+      return with_stepper_of(tiles, [&](const auto& st) {
+        return sched.step_due([&](TileId t) { st.step(t, ahead, sched), ++steps; }, only);
+      });
     };
 
     if (schedulers_.size() < workers) schedulers_.resize(workers);
@@ -194,8 +197,7 @@ class CycleEngine {
           try {
             sched.begin_cycle(now);
             sched.take_mail();
-            const auto st = stepper_of(tiles);
-            if (sched.step_due([&](TileId t) { st.step(t, now, sched); }))
+            if (with_stepper_of(tiles, [&](const auto& st) { return sched.step_due([&](TileId t) { st.step(t, now, sched); }); }))
               vote.last = std::max(vote.last, now);  // (steps taken ahead may have been later)
           } catch (...) {
             errors[w] = std::current_exception();

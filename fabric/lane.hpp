@@ -1,8 +1,10 @@
 #pragma once
 // A lane: one colour's input buffer at one router. Each colour has its own buffer and its own
 // credits toward each tx target, so a colour that is stalled never blocks another.
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "fabric/geometry.hpp"
 #include "core/machine_spec.hpp"
@@ -28,10 +30,17 @@ struct alignas(64) Lane {
   Dir rx = Dir::Ramp;
   uint8_t tx = 0;        // route tx set (the current switch position's)
   uint8_t pending = 0;   // tx targets the head wavelet has not reached yet
-  uint8_t head = 0, count = 0, cap = 0;
+  uint8_t head = 0, count = 0;
+  // Set with sole_out and credit_back (Mesh::assign_notes): the lane has both and its sole
+  // link's dst_next holds, so a pass-through's wake and its credit are both wake_next(), which
+  // Router::ingest_hop() makes itself: one test there, and no load through sole_link for it.
+  // Beside count, so that "empty, and a pass-through may be made here" is one 16-bit compare
+  // (pass_word(): two instructions a hop fewer, fiftieth round).
+  bool pass_here = false;
   int8_t ext = -1;       // index of this lane's switch / filter state in Router::ext, -1 = a plain lane
   uint8_t credits[kDirs] = {};
   uint8_t ring = kSlots; // slots in use as the ring: cap for a plain lane, kSlots for one with ext
+  uint8_t cap = 0;
   // 1 + the output this plain lane sends to alone: its route's only tx, a link that returns
   // credits, which no other lane of the router may use (Mesh::assign_notes); 0 otherwise. No
   // arbitration can then keep an arriving wavelet from it, so Router::ingest() may send the
@@ -40,10 +49,14 @@ struct alignas(64) Lane {
   // sole_out's output, when there is one. (Unsigned to the full width, so an index by it folds
   // the - 1 into the address: an int index took a subtraction and a sign extension.)
   size_t sole_dir() const { return size_t(sole_out) - 1; }
-  // Set with sole_out and credit_back (Mesh::assign_notes): the lane has both and its sole
-  // link's dst_next holds, so a pass-through's wake and its credit are both wake_next(), which
-  // Router::ingest_hop() makes itself: one test there, and no load through sole_link for it.
-  bool pass_here = false;
+  // count and pass_here as one little-endian word: kEmptyPassHere when the lane is empty and a
+  // pass-through may be made here.
+  static constexpr uint16_t kEmptyPassHere = 0x0100;
+  uint16_t pass_word() const {
+    uint16_t w;
+    std::memcpy(&w, &count, sizeof w);
+    return w;
+  }
   // A plain lane whose upstream router is stepped before this one in every cycle (Link::
   // credit_into): the credit count toward us of that router's lane, which a credit returned by
   // this lane goes straight into instead of through the link's queue.
@@ -77,5 +90,7 @@ struct alignas(64) Lane {
     return --count != 0;
   }
 };
+static_assert(offsetof(Lane, pass_here) == offsetof(Lane, count) + 1 && std::endian::native == std::endian::little,
+              "Lane::pass_word() reads count and pass_here as one word");
 
 }  // namespace wse

@@ -39,7 +39,7 @@ void Mesh::set_route(Coord tile, Colour colour, Route route) {
     throw RouteError(where(tile, colour) + ": rx or tx names a port that does not exist");
   if (route.tx == 0) throw RouteError(where(tile, colour) + ": empty tx set");
   Router*& r = routers_[shape_.id(tile)];
-  if (!r) r = new_router(), r->where = tile;
+  if (!r) r = new_router(), r->where = tile, r->tile = shape_.id(tile);
   if (Lane* lane = r->lane(colour)) {
     if (lane->rx != route.rx)
       throw RouteError(where(tile, colour) + ": already receives from " + dir_name(lane->rx) + ", cannot also receive from " +
@@ -406,7 +406,7 @@ void Mesh::assign_notes(const Partition& partition) {
       i.flits = i.link ? i.link->flits.reader() : LinkQueue<Flit>::Reader{};
       // Lane 0: a valid index where a wavelet can come (a link only brings wavelets to a router
       // with lanes), aimed at with its key by derive_lanes(); a router without lanes has no key.
-      i.lane = 0, i.hop_key = Router::kNoKey;
+      i.lane = 0, i.lane_at = nullptr, i.hop_key = Router::kNoKey;
       Router::OutPort& o = r->out_port(Dir(d));
       o.credits = o.link && o.link->kind != LinkKind::Egress ? o.link->credits.reader() : LinkQueue<Credit>::Reader{};
     }

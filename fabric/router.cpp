@@ -110,13 +110,18 @@ inline bool Router::hop_from(Cycle now, Scheduler& s) {
   // (The key stands for the lane's colour, rx and plainness and the wavelet's flags: InPort.)
   if (f.arrival != now || f.key() != port.hop_key) return false;
   const auto i = size_t(port.lane);
-  Lane& lane = lanes[i];
+  Lane& lane = *port.lane_at;
+#ifdef WSE_CHECK_INVARIANTS
+  if (&lane != &lanes[i]) throw std::logic_error("router " + to_string(where) + ": an in port's lane address is stale");
+#endif
   // A pass-through (see ingest_links()) here only where neither end of it needs a call:
   // the wavelet's wake and the credit's are both wake_next() (Lane::pass_here, which implies
   // sole_out), which holds on a route inside one worker's band.
+  // (Empty and pass_here: one compare, Lane::pass_word(). Not empty: a push, as ingest_links()
+  // would make whatever the lane's pass_here.)
   bool pass;
-  if (lane.pass_here) [[likely]] {
-    pass = lane.count == 0 && lane.credits[lane.sole_dir()];
+  if (lane.pass_word() == Lane::kEmptyPassHere) [[likely]] {
+    pass = lane.credits[lane.sole_dir()];
   } else {
     if (lane.count == 0 && lane.sole_out && lane.credits[lane.sole_dir()]) return false;
     pass = false;
@@ -144,7 +149,7 @@ inline bool Router::hop_from(Cycle now, Scheduler& s) {
   return true;
 }
 
-void Router::ingest_hop(TileId self, Cycle now, Scheduler& s) {
+void Router::ingest_hop(Cycle now, Scheduler& s) {
   const uint32_t in_m = poll_in | noted_in;
   // A case per single link: in each, the link's line of ports is at a place known from the
   // router's address alone, so its loads need not wait for the masks' (the branch is
@@ -161,7 +166,7 @@ void Router::ingest_hop(TileId self, Cycle now, Scheduler& s) {
     case bit(Dir::Ramp): took = hop_from<int(Dir::Ramp)>(now, s); break;
     default: break;  // none, or several
   }
-  if (!took) ingest_links(self, now, s);
+  if (!took) ingest_links(tile, now, s);
 }
 
 void Router::ingest_links(TileId self, Cycle now, Scheduler& s) {

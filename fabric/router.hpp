@@ -116,6 +116,11 @@ class alignas(64) Router {
     // The lane the last wavelet from this link joined (or passed through): the next one's,
     // mostly. ingest() loads that lane beside the wavelet, where finding it through the
     // wavelet's colour would wait for the wavelet first (a dependent load on every hop).
+    // lane_at is &lanes[lane] while hop_key is a key (set together by aim()), so that
+    // ingest_hop() loads the lane's address where it worked it out from the index (a lane is
+    // three lines: three instructions a hop fewer, fiftieth round). A router's lanes move only
+    // when a route is added, which a run refuses until finalize() aims every port again.
+    Lane* lane_at = nullptr;
     uint8_t lane = 0;
     // The colour and flags (as Flit::key()) of a wavelet that lane takes on ingest_hop()'s path:
     // the lane's colour with no flags, if the lane is plain and receives from this link (a plain
@@ -129,7 +134,8 @@ class alignas(64) Router {
   // Port d's lane is lanes[i] (and its hop_key follows).
   void aim(InPort& port, Dir d, size_t i) {
     port.lane = uint8_t(i);
-    const Lane& l = lanes[i];
+    Lane& l = lanes[i];
+    port.lane_at = &l;
     port.hop_key = l.ext < 0 && l.rx == d ? Flit::key_of(l.colour, 0) : kNoKey;
   }
   // A cache line per direction d: the in link from d beside the out link toward d's opposite (the
@@ -139,6 +145,7 @@ class alignas(64) Router {
     InPort in;
     OutPort out;
   };
+  static_assert(sizeof(Ports) == 64, "a direction's two ports are one cache line");
   InPort& in_port(Dir d) { return ports_[size_t(d)].in; }    // from rx sources (hops, ramp-up)
   OutPort& out_port(Dir d) { return ports_[size_t(opposite(d))].out; }  // toward tx targets
   const InPort& in_port(Dir d) const { return ports_[size_t(d)].in; }
@@ -157,6 +164,7 @@ class alignas(64) Router {
   std::array<EgressPort*, kMeshDirs> egress{};  // the port behind each egress out link (never the RAMP)
   uint8_t in_links = 0;       // directions with an incoming link (set by Mesh::build_links)
   Coord where;                // for error messages
+  TileId tile = 0;            // where's number: ingest_hop()'s fallback, which is not given it
 
   Router() {
     lane_of.fill(-1);
@@ -198,12 +206,20 @@ class alignas(64) Router {
   uint8_t tx_union(const Lane& l) const { return l.ext >= 0 ? ext[size_t(l.ext)].tx_union : l.tx; }
 
   // One cycle in three calls, inline so a tile woken for its PE alone pays a few tests:
-  // begin_step() counts the cycles slept through since the last step; maybe_ingest() (the ingest
-  // half, only when a link may hold something or a port feeds the router) moves arrived wavelets into lanes (or, a
-  // pass-through, on to their output at once), returned credits into lane credit counts, and
-  // lets edge ingress ports feed their lanes; forward() (only when some head waits to leave)
-  // arbitrates each output and forwards, pops heads whose every tx copy has left, and sleeps a
-  // router whose lanes can only wait for credits until a credit wakes it.
+  // maybe_ingest() (the ingest half, only when a link may hold something or a port feeds the
+  // router) moves arrived wavelets into lanes (or, a pass-through, on to their output at once),
+  // returned credits into lane credit counts, and lets edge ingress ports feed their lanes;
+  // then, when step_rest() finds anything left to do, begin_step() counts the cycles slept
+  // through since the last step, and forward() (only when some head waits to leave) arbitrates
+  // each output and forwards, pops heads whose every tx copy has left, and sleeps a router
+  // whose lanes can only wait for credits until a credit wakes it.
+  //
+  // begin_step() may come after the ingest, and only when step_rest() holds: the ingest neither
+  // reads nor writes what it does (last_step_, the blocked masks, backpressure counts: only
+  // forward() blocks or unblocks), and a router with a blocked lane always wants an output (the
+  // lane's head waits for one; wanted_ is emptied only by forward(), which clears the blocked
+  // state in the same step, or by reset_step_state()). So a hop with nothing else to do skips
+  // its test (fiftieth round).
   //
   // Skipping forward() is exact in two cases. No head waits: the blocked state it would clear is
   // already clear (it is only set when a head waits, and only forward() lets heads go). Every
@@ -233,7 +249,7 @@ class alignas(64) Router {
     // leaves goes to ingest_links() through one call, not two. (Given the in links as an argument,
     // it took 4 instructions fewer and its caller 5 more.)
     if (!(masks & 0xff00ff00u)) {  // (an ingress port is a bit of poll_credits: kIngressPolled)
-      if (masks) ingest_hop(self, now, s);
+      if (masks) ingest_hop(now, s);
     } else {
       ingest_links(self, now, s);
     }
@@ -241,6 +257,9 @@ class alignas(64) Router {
   // Whether the rest of a step (the PE, forward()) may have anything to do: some output is wanted
   // or the PE has a program. One 16-bit load of the two bytes.
   bool step_rest() const {
+#ifdef WSE_CHECK_INVARIANTS
+    if (blocked_lanes_ && !wanted_) throw std::logic_error("router " + to_string(where) + ": a lane blocked with no output wanted");
+#endif
     uint16_t both;
     std::memcpy(&both, &wanted_, sizeof both);
     return both != 0;
@@ -320,7 +339,9 @@ class alignas(64) Router {
   void special_head(size_t i, TileId self, Cycle now, Scheduler& s);
   // ingest() when no credit is to be taken and no port feeds the router: its one-link fast
   // path, else ingest_links().
-  [[gnu::noinline]] void ingest_hop(TileId self, Cycle now, Scheduler& s);
+  // (Without the tile's number, which only its fallback needs (Router::tile): two moves of
+  // arguments a hop fewer, fiftieth round.)
+  [[gnu::noinline]] void ingest_hop(Cycle now, Scheduler& s);
   // ingest_hop()'s step from in link kFrom, the one link its masks name.
   // False: the step is not a plain hop, left to ingest_links() untouched.
   template <int kFrom>

@@ -98,30 +98,37 @@ class Wafer {
 
   // The cycle engine's view of the tiles.
   void seed(const Block& b, Scheduler& s);
-  // One cycle of one tile, through stepper() (the engine's only way in): the engine steps a
+  // One cycle of one tile, through with_stepper() (the engine's only way in): the engine steps a
   // cycle's tiles through a Stepper made once per cycle, so the pointers it holds stay in
   // registers across the tiles, where a step through the Wafer would load them again after
   // every router's call (which might, for all the compiler knows, have changed them).
+  // kDense: every tile has a router, side by side in tile order (Mesh::dense_routers()), so a
+  // tile's router is found from its number alone; the choice is made once per cycle, where a
+  // test on every step made it (two instructions a hop: fiftieth round).
+  template <bool kDense>
   class Stepper {
    public:
     explicit Stepper(Wafer& w)
         : dense_(w.mesh_.dense_routers()), mesh_(&w.mesh_), programmed_(w.programmed_.data()), pes_(w.pes_.data()), spec_(&w.spec()) {}
     void step(TileId t, Cycle now, Scheduler& s) const {
-      Router* r = dense_ ? dense_ + t : mesh_->router(t);
+      Router* r = kDense ? dense_ + t : mesh_->router(t);
 #ifdef WSE_CHECK_INVARIANTS
       if (r != mesh_->router(t)) throw std::logic_error("Wafer::step: the dense routers are not the mesh's");
       if (r && r->pe_programmed != programmed_[t]) throw std::logic_error("Wafer::step: a router's copy of its PE's program flag is stale");
 #endif
-      if (!r) {
+      if (!kDense && !r) {
         if (programmed_[t] && pes_[t].due(now)) pes_[t].step(t, now, s, *spec_);
         return;
       }
-      r->begin_step(now);
       r->maybe_ingest(t, now, s);
       // The PE and forward() only when one of them may have work: one test of two bytes in the
       // router's first line, where the common hop (no program, nothing to forward) took two tests
       // and a load of the wafer's flag (Router::step_rest()).
       if (!r->step_rest()) return;
+      // After the ingest and behind that test: a blocked router always wants an output, and
+      // the ingest reads and writes nothing begin_step() does (Router::begin_step()), so a hop
+      // with nothing else to do skips its test.
+      r->begin_step(now);
       if (r->pe_programmed && pes_[t].due(now)) pes_[t].step(t, now, s, *spec_);
       if (r->may_forward(now)) r->forward(t, now, s);
     }
@@ -133,7 +140,12 @@ class Wafer {
     Pe* pes_;
     const MachineSpec* spec_;
   };
-  Stepper stepper() { return Stepper(*this); }
+  // `f(stepper)` with the Stepper this mesh takes; returns what f returns.
+  template <class F>
+  decltype(auto) with_stepper(F&& f) {
+    if (mesh_.dense_routers()) return f(Stepper<true>(*this));
+    return f(Stepper<false>(*this));
+  }
 
  private:
   // Refuses a run, or a new partition, while the mesh has routes its links were not built for.
