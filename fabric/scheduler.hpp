@@ -67,8 +67,7 @@ class Scheduler {
   static constexpr uint32_t kWheel = 1024;
 
   explicit Scheduler(size_t tiles)
-      : words_(bitmap_words(tiles)), summary_words_(bitmap_words(words_)), last_far_(tiles, kNever), wheel_(kWheel) {
-    if (tiles > kMaxTiles) throw std::invalid_argument("Scheduler: more tiles than a wake's place can name");
+      : words_(bitmap_words(fits(tiles))), summary_words_(bitmap_words(words_)), last_far_(tiles, kNever), wheel_(kWheel) {
     for (uint32_t k = 0; k < kNear; ++k) {
       near_store_[k].assign(summary_words_ + words_, 0);
       near_[k] = near_store_[k].data() + summary_words_;
@@ -127,7 +126,12 @@ class Scheduler {
     uint16_t summary_word = 0;   // word / 64 (Scheduler() checks that it fits)
   };
   static Place place_of(TileId t) { return {t >> 6, uint8_t(t & 63), uint8_t((t >> 6) & 63), uint16_t(t >> 12)}; }
-  static constexpr size_t kMaxTiles = size_t(65536) * 4096;  // summary words a Place can name, of 64 x 64 tiles
+  // The tiles a Place can name: 65,536 summary words (its 16 bits) of 4,096 tiles each.
+  static constexpr size_t kMaxTiles = size_t(65536) * 4096;
+  static size_t fits(size_t tiles) {  // (before anything is allocated for them)
+    if (tiles > kMaxTiles) throw std::invalid_argument("Scheduler: more tiles than a wake's place can name");
+    return tiles;
+  }
   void wake_next(const Place& p) { mark(next_, p); }
   // The same for a tile that is mostly due next cycle already (a credit to a router on a busy
   // route, which its upstream's wavelet woke first): a load and a test where the wake is two

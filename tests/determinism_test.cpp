@@ -396,6 +396,32 @@ TEST(Scheduler, SteppingSomeOfACyclesTilesLeavesTheRestDue) {
   EXPECT_EQ(s.next_event(), 12u);
 }
 
+// A wake through a tile's Place (a link's dst_place: its word, bit, summary word and summary bit
+// worked out once) wakes the tile its number names, across bitmap words and summary words (a
+// summary word covers 4,096 tiles): the same tiles, in tile order, as wakes by number.
+TEST(Scheduler, AWakeThroughAPlaceWakesTheTileItsNumberNames) {
+  const size_t tiles = 3 * 4096 + 200;
+  const std::vector<TileId> due = {0, 1, 63, 64, 4095, 4096, 4097, 8191, 8192, 12287, 12288, TileId(tiles - 1)};
+  for (int how = 0; how < 2; ++how) {
+    Scheduler s(tiles);
+    s.start_at(0);
+    for (TileId t : due) {
+      const Scheduler::Place p = Scheduler::place_of(t);
+      EXPECT_EQ(p.word * 64 + p.shift, t);
+      EXPECT_EQ(p.summary_word * 64 + p.summary_shift, p.word);
+      if (how == 0) s.wake_next(p);
+      else s.wake_next(t);
+    }
+    std::vector<TileId> stepped;
+    s.begin_cycle(1);
+    s.take_mail();
+    EXPECT_TRUE(s.step_due([&](TileId t) { stepped.push_back(t); }));
+    EXPECT_EQ(stepped, due) << (how == 0 ? "through places" : "by number");
+    EXPECT_EQ(s.next_event(), kNever);
+  }
+  EXPECT_THROW(Scheduler(Scheduler::kMaxTiles + 1), std::invalid_argument);
+}
+
 // Sparse traffic crossing block boundaries, with idle gaps the engine fast-forwards over: every
 // wavelet still arrives exactly hops x latency after it entered, at any thread count.
 TEST(Determinism, WaveletsCrossingBlocksArriveOnTimeAfterIdleGaps) {
