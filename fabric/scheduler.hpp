@@ -269,10 +269,7 @@ class Scheduler {
     n[p.word] |= uint64_t(1) << p.shift;
     summary(n, p.summary_word) |= uint64_t(1) << p.summary_shift;
   }
-  static void mark(uint64_t* n, TileId t) {
-    n[t >> 6] |= uint64_t(1) << (t & 63);
-    summary(n, t >> 12) |= uint64_t(1) << ((t >> 6) & 63);
-  }
+  static void mark(uint64_t* n, TileId t) { mark(n, place_of(t)); }
   bool has_any(const uint64_t* n) const {
     for (size_t s = 0; s < summary_words_; ++s)
       if (n[-1 - ptrdiff_t(s)]) return true;
