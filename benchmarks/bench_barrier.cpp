@@ -120,6 +120,7 @@ double mail_cycle_ns(uint64_t cycles, uint32_t posts, bool& ok) {
       for (uint32_t k = 0; k < posts; ++k) out.post({TileId(k), c});
       v.next = c + 1;
       v.last = c;
+      out.publish();
       barrier.arrive(w, v);
       in.take_all(take);
       if (taken < (c + 1) * posts) good = false;  // the cycle's wakes are all in after the barrier

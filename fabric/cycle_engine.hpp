@@ -157,6 +157,7 @@ class CycleEngine {
         for (unsigned v = 0; v < workers; ++v) out[v] = mail[w * workers + v].get(), in[v] = mail[v * workers + w].get();
         sched.connect(partition.owner.data(), uint16_t(w), out, in);
       }
+      auto deliver = [&mesh](const Wake& m) { mesh.deliver(m); };
       CycleVote vote;
       try {
         for (const Block& b : partition.blocks)
@@ -196,7 +197,7 @@ class CycleEngine {
         if (!vote.failed) {
           try {
             sched.begin_cycle(now);
-            sched.take_mail();
+            sched.take_mail(deliver);
             if (with_stepper_of(tiles, [&](const auto& st) { return sched.step_due([&](TileId t) { st.step(t, now, sched); }); }))
               vote.last = std::max(vote.last, now);  // (steps taken ahead may have been later)
           } catch (...) {
@@ -207,6 +208,7 @@ class CycleEngine {
         vote.next = vote.failed ? kNever : sched.next_event();
         if (!vote.failed && (stepped_ahead >> 1)) vote.next = std::min(vote.next, now + 1 + Cycle(std::countr_zero(stepped_ahead >> 1)));
         ++res.cycles_stepped;
+        if (workers > 1) sched.publish_mail();  // (the run-ahead below posts nothing: its tiles have no link to another worker's)
         const uint64_t gen = barrier.post(w, vote);
         // Run-ahead: when this worker's next cycle is the very next one, every worker will run
         // it (no vote can be earlier), so instead of spinning at the barrier it steps its tiles
@@ -262,6 +264,9 @@ class CycleEngine {
         stepped_ahead = all.next - now < 32 ? stepped_ahead >> (all.next - now) : 0;
         now = all.next;
       }
+      // What the last cycle posted across band edges, into the queues it is for (every worker
+      // has passed the last barrier, so every post is in), where the next run finds it.
+      if (workers > 1) sched.deliver_mail(deliver);
       if (workers > 1) {
         const uint64_t whole = host_ticks() - began_at;
         waiting[w] = whole ? double(waited) / double(whole) : 0.0;

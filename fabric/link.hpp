@@ -59,6 +59,15 @@ struct alignas(64) Link {
   LinkKind kind = LinkKind::Hop;
   // src and dst are stepped by one worker (set with dst_next): a credit's wake is wake_next().
   bool same_worker = false;
+  // Set per run by Mesh::assign_notes for a hop between two workers' bands: its wavelets and
+  // credits cross as mail (Scheduler::post_flit, post_credit), and the worker that reads each
+  // queue is the one that writes it, when it takes its mail. Its dst reads the wavelets from a
+  // shadow of it (Mesh::shadow), so that no line of either is written by one worker's core and
+  // read by the other's: the link itself is src's (the credits, the counts, what a send reads),
+  // the shadow dst's (the wavelets' queue, what a credit's return reads).
+  bool cross_worker = false;
+  uint32_t index = 0;   // in Mesh::links(), which a credit's mail names it by (a shadow's too)
+  uint32_t shadow = 0;  // a crossing hop's shadow, which a wavelet's mail names
 };
 static_assert(sizeof(Link) == 128, "a link is two cache lines");
 

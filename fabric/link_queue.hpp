@@ -4,23 +4,23 @@
 // they become visible, so what a consumer sees never depends on how far the producer's thread
 // has run.
 //
-// One code path serves links inside a worker's block and links between two workers: the indices
-// are free-running atomics read with acquire and written with release, which on x86 are plain
-// loads and stores (no locked instruction, no fence), so a link inside a block pays nothing for
-// being shareable and the hot path has no branch on which kind it is. (It used to keep a plain
-// ring beside a Boost.Lockfree queue and test which one on every call; measured in
+// During a run each queue is pushed and read by one worker: a hop between two workers' bands
+// crosses as mail, which the reading worker pushes onto the queue (Link::cross_worker, since the
+// fifty-second round). The indices stay free-running atomics read with acquire and written with
+// release, which on x86 are plain loads and stores (no locked instruction, no fence): the
+// queues are read between runs, and by tests, from other threads. (The queue once kept a plain
+// ring beside a Boost.Lockfree queue and tested which one on every call; measured in
 // docs/performance-history.md.)
 //
 // The producer writes the tail and the entries and never reads the consumer's index: a ring
 // written past its size is caught by the consumer instead (a tail more than the ring's size past
 // its head), at its next read, which the push has woken it for; capacity comes from the credit
 // loop, so either is a model bug. A router, the consumer of the queues it reads through a Reader,
-// keeps its index there and publishes it into the queue only between runs (publish()). So during
-// a run the queue's line is written by the producer alone: on a link between two workers the
-// consumer only reads it, where its index stored beside the tail took the line from the producer
-// every cycle and made the producer's next push wait for it (docs/performance-history.md,
-// fifteenth round). Head and tail sit together with the ring pointer, so one cache line serves
-// both ends of a block-internal link. (A PE reads its RAMP queue with front() and pop(), which
+// keeps its index there and publishes it into the queue only between runs (publish()), so that
+// a step reads the entry without the queue's line. (While a hop between two workers was read
+// across them, its index stored beside the tail also took the line from the producer every
+// cycle: docs/performance-history.md, fifteenth round.) Head and tail sit together with the ring
+// pointer, so one cache line serves both ends of a link. (A PE reads its RAMP queue with front() and pop(), which
 // store the index at once; producer and PE are always stepped by one worker.)
 #include <atomic>
 #include <bit>
@@ -59,9 +59,9 @@ class LinkQueue {
   LinkQueue& operator=(const LinkQueue&) = delete;
   ~LinkQueue() { release(); }
 
-  // Each push also sets `bit` in `*note` (the consumer's byte of links holding something), when
-  // producer and consumer are stepped by one worker; null: the consumer polls (and the push
-  // sets a byte of the queue's own that nobody reads, so it needs no test).
+  // Each push also sets `bit` in `*note` (the consumer's byte of links holding something); null:
+  // nobody is noted (the consumer reads the queue itself: the PE's ends of the RAMP), and the
+  // push sets a byte of the queue's own that nobody reads, so it needs no test.
   void set_note(uint8_t* note, uint8_t bit) { note_ = note ? note : &note_sink_, note_bit_ = bit; }
 
   // Producer side. Capacity is derived from the credit loop, so a full queue is a model bug,
@@ -108,6 +108,7 @@ class LinkQueue {
     if (tail - r.head > r.mask + 1) [[unlikely]] overflow();
   }
   void publish(const Reader& r) { head_.store(r.head, std::memory_order_release); }
+  uint32_t capacity() const { return mask_ + 1; }  // entries the ring holds
 
  private:
   [[noreturn]] static void overflow() { throw std::logic_error("link queue overflow: credit accounting is broken"); }

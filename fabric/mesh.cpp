@@ -266,7 +266,8 @@ void Mesh::build_links(const Partition& partition) {
     for (int d = 0; d < kDirs; ++d) {
       if (!(used_tx & bit(Dir(d)))) continue;
       auto& [flit_ring, credit_ring] = ring_sizes[next];
-      Link& l = links_[next++];
+      Link& l = links_[next];
+      l.index = uint32_t(next++);
       l.src = t;
       l.dir = Dir(d);
       Coord n;
@@ -297,7 +298,8 @@ void Mesh::build_links(const Partition& partition) {
     }
     if (used_rx & bit(Dir::Ramp)) {  // the PE sends onto this router
       auto& [flit_ring, credit_ring] = ring_sizes[next];
-      Link& l = links_[next++];
+      Link& l = links_[next];
+      l.index = uint32_t(next++);
       l.kind = LinkKind::RampUp, l.src = l.dst = t, l.dir = Dir::Ramp, l.latency = uint8_t(ramp);
       l.dst_place = Scheduler::place_of(t);
       uint32_t credits = 1;
@@ -360,7 +362,20 @@ void Mesh::find_band_depths(const Partition& partition) {
   }
 }
 
+// What the last partition's crossing hops hold in their shadows (published by their dst's
+// router: publish_reads), back into the hops themselves, which their dst reads again.
+void Mesh::fold_shadows() {
+  for (const std::unique_ptr<Shadow>& shadow : shadows_) {
+    Link* s = &shadow->link;
+    Link& l = links_[s->index];
+    while (const Flit* f = s->flits.front()) l.flits.push(*f), s->flits.pop();
+    routers_[l.dst]->in_port(opposite(l.dir)).link = &l;
+  }
+  shadows_.clear();
+}
+
 void Mesh::assign_notes(const Partition& partition) {
+  fold_shadows();
   for (auto& r : routers_)
     if (r) r->poll_in = 0, r->poll_credits = r->has_ingress ? Router::kIngressPolled : 0;
   // The order in which a worker steps its tiles within a cycle (CycleEngine's run-ahead): the
@@ -375,7 +390,7 @@ void Mesh::assign_notes(const Partition& partition) {
     // (The PE notes itself of what reaches its ends of the RAMP links: Pe::attach.)
     if (l.kind != LinkKind::RampDown) l.flits.set_note(nullptr, 0);
     if (l.kind != LinkKind::RampUp) l.credits.set_note(nullptr, 0);
-    l.same_worker = l.dst_next = false;
+    l.same_worker = l.dst_next = l.cross_worker = false;
     l.credit_into = nullptr;
     if (l.kind == LinkKind::Egress) continue;
     Router& src = *routers_[l.src];
@@ -384,16 +399,26 @@ void Mesh::assign_notes(const Partition& partition) {
     // RAMP-down's credits (the PE reads the other ends itself). A PE and its router are always
     // stepped by one worker; a hop's two routers only when the partition says so.
     const bool local = l.kind != LinkKind::Hop || partition.owner[l.src] == partition.owner[l.dst];
-    l.same_worker = local, l.dst_next = local && l.latency == 1;
+    l.same_worker = local, l.dst_next = local && l.latency == 1, l.cross_worker = !local;
     if (l.kind == LinkKind::Hop && local && l.src < l.dst && depth[l.src] >= depth[l.dst]) l.credit_into = &src;
-    if (l.kind != LinkKind::RampDown) {
-      const uint8_t b = bit(l.kind == LinkKind::Hop ? opposite(l.dir) : Dir::Ramp);
-      if (local) l.flits.set_note(&dst.noted_in, b);
-      else dst.poll_in |= b;
-    }
-    if (l.kind != LinkKind::RampUp) {
-      if (local) l.credits.set_note(&src.noted_credits, bit(l.dir));
-      else src.poll_credits |= bit(l.dir);
+    // A hop between two workers is written at each end by the worker that reads it, from its
+    // mail (Link::cross_worker), so its queues note their reader as every other link's do.
+    if (l.kind != LinkKind::RampDown) l.flits.set_note(&dst.noted_in, bit(l.kind == LinkKind::Hop ? opposite(l.dir) : Dir::Ramp));
+    if (l.kind != LinkKind::RampUp) l.credits.set_note(&src.noted_credits, bit(l.dir));
+    if (!local) {
+      // Its dst's shadow of it: the wavelets' queue (what it holds now moves there) and the
+      // fields a credit's return reads (Router::return_credit), none of which src writes.
+      auto shadow = std::make_unique<Shadow>();
+      Link& s = shadow->link;
+      s.latency = l.latency, s.src = l.src, s.dst = l.dst, s.dst_place = l.dst_place, s.dir = l.dir, s.kind = l.kind;
+      s.cross_worker = true, s.index = l.index;
+      s.flits.init(l.flits.capacity());
+      while (const Flit* f = l.flits.front()) s.flits.push(*f), l.flits.pop();
+      s.flits.set_note(&dst.noted_in, bit(opposite(l.dir)));
+      l.flits.set_note(nullptr, 0);  // (nothing is pushed onto the link itself while it crosses)
+      l.shadow = uint32_t(shadows_.size());
+      dst.in_port(opposite(l.dir)).link = &s;
+      shadows_.push_back(std::move(shadow));
     }
   }
   // Whatever a queue still holds from an earlier run is read at the next step, from where its

@@ -47,8 +47,8 @@ class Mesh {
   // bandwidth among the ports, and builds the links for this partition. Throws RouteError.
   void finalize(const Partition& partition);
   // Between runs of a finalized mesh: the same links for another partition into worker blocks
-  // (which links are polled or noted, which credits go straight back). What a queue still holds
-  // is read at the next step.
+  // (which hops cross between workers, which credits go straight back). What a queue still
+  // holds is read at the next step.
   void repartition(const Partition& partition) { assign_notes(partition); }
 
   // How many cycles ahead of the others a worker may step each tile (CycleEngine's run-ahead),
@@ -86,6 +86,12 @@ class Mesh {
   const std::string& stale() const { return stale_; }
   std::span<const Link> links() const { return {links_.get(), link_count_}; }
   std::span<Link> links() { return {links_.get(), link_count_}; }
+  // What a wake from another worker carries across a hop between two bands (Scheduler::post_flit,
+  // post_credit), into that link's queue: called by the worker that reads the queue.
+  void deliver(const Wake& w) {
+    if (w.carries == Wake::kFlit) shadows_[w.link]->link.flits.push(Flit::of(w.cycle, w.payload, w.key));
+    else links_[w.link].credits.push({w.cycle, Colour(w.key)});
+  }
   const std::deque<IngressPort>& ingress_ports() const { return ingress_; }
   std::deque<IngressPort>& ingress_ports() { return ingress_; }
   const std::deque<EgressPort>& egress_ports() const { return egress_; }
@@ -98,8 +104,8 @@ class Mesh {
  private:
   void validate() const;
   void build_links(const Partition& partition);
-  // Which links a producer notes to their consumer and which the consumer polls, for this
-  // partition (fabric/link.hpp).
+  // For this partition: whom each queue's push notes, which hops cross between workers (and
+  // their shadows), which credits go straight back (fabric/link.hpp).
   void assign_notes(const Partition& partition);
   // What assign_notes works out from a router's lanes (Lane::sole_out, credit_back, pass_here, the
   // in ports' keys), again. A lane given a switch or a filter on a finalized mesh, between runs
@@ -139,6 +145,15 @@ class Mesh {
     std::byte bytes[64];
   };
   std::unique_ptr<RingLine[]> rings_;
+  // Per hop between two workers' bands under the partition assign_notes was last given, the
+  // link its dst reads the wavelets from (Link::shadow), folded back into the hop when the
+  // partition changes. Each on a 128-byte block of its own: the pair of lines the host's
+  // prefetchers fetch together holds no line of the other worker's.
+  struct alignas(128) Shadow {
+    Link link;
+  };
+  std::vector<std::unique_ptr<Shadow>> shadows_;
+  void fold_shadows();
   std::deque<IngressPort> ingress_;
   std::deque<EgressPort> egress_;
 };

@@ -118,7 +118,8 @@ Partition Partition::make(MeshShape shape, unsigned workers, unsigned bands_per_
   const uint32_t extent = rows ? shape.height : shape.width;
   p.workers = workers_for(shape, workers);
   // More bands balance a sweeping wave better, but every band edge costs a mailbox post per
-  // crossing wavelet and a polled link: keep bands at 128 tiles (with work on them) or more.
+  // crossing wavelet and credit, and a tile that cannot be stepped ahead (CycleEngine's
+  // run-ahead): keep bands at 128 tiles (with work on them) or more.
   // (At 64, a 16x16 FC step on two workers had three band edges and ran slower than one worker;
   // at 128 it has one and runs 1.5x faster: docs/performance-history.md.)
   uint64_t busy = uint64_t(std::count_if(work.begin(), work.end(), [](uint32_t v) { return v != 0; }));

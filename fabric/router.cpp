@@ -57,8 +57,8 @@ inline void Router::take_credits(uint32_t credit_m, Cycle now) {
   }
 }
 
-// Each queue's tail is read once: what a producer of another worker pushes meanwhile is for a
-// later cycle (and that link is polled), and this worker's producers are not running. The read
+// Each queue's tail is read once: this worker's producers are not running (and another
+// worker's never push onto it: Link::cross_worker). The read
 // position is kept in a local, so the calls `take` makes (a hold, a special head) do not make the
 // compiler store and reload it.
 template <class Take>
@@ -129,10 +129,9 @@ inline bool Router::hop_from(Cycle now, Scheduler& s) {
   const uint32_t payload = f.payload;
   r.head = head + 1;
   // The link carries one wavelet a cycle: what follows this one arrives later, and keeps
-  // the link noted (noted_credits is clear). poll_in | noted_in is this link's bit alone
-  // (ingest_hop()'s case), so noted_in is that bit or nothing: it changes only when the link
-  // is left empty. (A polled link's bit left out of noted_in changes no poll_in | noted_in:
-  // one branch, where writing the byte on every hop took four instructions.)
+  // the link noted (noted_credits is clear). noted_in is this link's bit alone (ingest_hop()'s
+  // case), so it is that bit or nothing: it changes only when the link is left empty (one
+  // branch, where writing the byte on every hop took four instructions).
   if (head + 1 == tail) noted_in = 0;
   if (!pass) {
     push_plain(lane, i, payload);
@@ -150,7 +149,7 @@ inline bool Router::hop_from(Cycle now, Scheduler& s) {
 }
 
 void Router::ingest_hop(Cycle now, Scheduler& s) {
-  const uint32_t in_m = poll_in | noted_in;
+  const uint32_t in_m = noted_in;
   // A case per single link: in each, the link's line of ports is at a place known from the
   // router's address alone, so its loads need not wait for the masks' (the branch is
   // predicted): one load fewer in a row on the hop's path (with the straight pass-through's
@@ -170,9 +169,9 @@ void Router::ingest_hop(Cycle now, Scheduler& s) {
 }
 
 void Router::ingest_links(TileId self, Cycle now, Scheduler& s) {
-  // Only the links that may hold something: those polled, and those noted since the last step
-  // (a link keeps its note while it holds what is not visible yet).
-  uint32_t in_m = poll_in | noted_in;
+  // Only the links that may hold something: those noted since the last step (a link keeps its
+  // note while it holds what is not visible yet).
+  uint32_t in_m = noted_in;
   const uint32_t credit_m = (poll_credits | noted_credits) & uint32_t(~kIngressPolled);
   noted_in = noted_credits = 0;
   take_credits(credit_m, now);  // (no order between credits and wavelets: different fields)

@@ -72,10 +72,12 @@ class alignas(64) Router {
 
  public:
   uint8_t credit_links = 0;   // directions with an outgoing link that returns credits
-  // Of those, the links ingest() reads every step (another worker or the PE feeds them), and the
-  // ones a producer of this worker has noted as holding something since (LinkQueue::set_note).
-  // poll_credits also carries kIngressPolled when an edge ingress port feeds the router, so that
-  // maybe_ingest()'s one test of the masks sends it to ingest_links(), which feeds from the port.
+  // The links a push has noted as holding something since the last step (LinkQueue::set_note:
+  // every queue is pushed by the worker that steps its reader, a hop between two workers' bands
+  // from that worker's mail, Link::cross_worker). poll_credits carries only kIngressPolled, when
+  // an edge ingress port feeds the router, so that maybe_ingest()'s one test of the masks sends
+  // it to ingest_links(), which feeds from the port. (Until the fifty-second round the hops from
+  // another worker were polled, a bit each in poll_in, which stays: the four bytes are one word.)
   uint8_t poll_in = 0, poll_credits = 0;
   uint8_t noted_in = 0, noted_credits = 0;
   bool has_ingress = false;
@@ -402,15 +404,23 @@ class alignas(64) Router {
   void send_on(Link* link, Lane& lane, size_t i, size_t d, uint32_t payload, uint8_t flags, Cycle now, Scheduler& s) {
     rr[d] = uint8_t(i);
     const Cycle arrival = kDstNext ? now + 1 : now + link->latency;
-    link->flits.push(Flit::of(arrival, payload, Flit::key_of(lane.colour, flags)));
+    const uint16_t key = Flit::key_of(lane.colour, flags);
     --lane.credits[d];
-    if (kDstNext || link->dst_next) s.wake_next(link->dst_place);
-    else s.schedule(link->dst, arrival);
+    if (kDstNext || link->dst_next) {
+      link->flits.push(Flit::of(arrival, payload, key));
+      s.wake_next(link->dst_place);
+    } else if (link->cross_worker) {
+      s.post_flit(link->dst, link->shadow, arrival, payload, key);
+    } else {
+      link->flits.push(Flit::of(arrival, payload, key));
+      s.schedule(link->dst, arrival);
+    }
     ++link->counters.wavelets;
   }
   void return_credit(const Lane& lane, Dir from, TileId self, Cycle now, Scheduler& s) {
     if (Link* up = in_link(from)) {
       if (lane.credit_back) return credit_back(lane, up, s);
+      if (up->cross_worker) return s.post_credit(up->src, up->index, now + 1, lane.colour);
       up->credits.push({now + 1, lane.colour});
       if (up->same_worker) s.wake_next(up->src);
       else s.schedule(up->src, now + 1);

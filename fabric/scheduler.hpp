@@ -10,52 +10,88 @@
 // allocates in the steady state.
 //
 // Waking a tile another worker owns posts it to that worker's mailbox (one per ordered pair of
-// workers), which the owner drains at the start of its next cycle; the cycle is also noted so
-// fast-forward cannot skip it.
+// workers), with the wavelet or credit that crosses to it, if any; the owner drains it at the
+// start of its next cycle; the cycle is also noted so fast-forward cannot skip it.
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <queue>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "fabric/geometry.hpp"
 #include "fabric/link_queue.hpp"
+#include "fabric/wavelet.hpp"
 
 namespace wse {
 
+// A wake posted to another worker, and what crosses a hop between two workers' bands with it:
+// the wavelet the hop carries to `tile`'s router, or the credit it returns there. The owner
+// puts that into the link's queue when it takes its mail (Scheduler::take_mail), so the queue
+// is written and read by one worker's core alone, and a cycle's crossings travel together,
+// two or three to a cache line, where each link's queue used to bring its own line or two over
+// (its tail, its ring entry) at every step that read it (docs/performance-history.md,
+// fifty-second round).
 struct Wake {
+  enum Carries : uint8_t { kNothing = 0, kFlit = 1, kCredit = 2 };
   TileId tile = 0;
-  Cycle cycle = 0;
+  uint16_t key = 0;           // a flit's colour and flags (Flit::key_of), or a credit's colour
+  uint8_t carries = kNothing;
+  Cycle cycle = 0;            // when the tile is due: a flit's arrival, a credit's first visible cycle
+  uint32_t link = 0;          // the hop's index in Mesh::links(), when it carries something
+  uint32_t payload = 0;       // a flit's
+  Wake() = default;
+  Wake(TileId t, Cycle c) : tile(t), cycle(c) {}
 };
+static_assert(sizeof(Wake) == 24 && std::is_trivially_destructible_v<Wake>, "a wake and what it carries: 24 bytes");
 
-// The wakes one worker posts for another's tiles: a link's queue (fabric/link_queue.hpp), whose
-// producer never reads the consumer's index, and the consumer's read position on a line of its
-// own. A Boost.Lockfree spsc_queue did the same with each post reading the consumer's index, a
-// line the consumer had written at its last drain: one more line between the two workers' cores
-// every cycle in each direction (docs/performance-history.md, sixteenth round).
+// The wakes one worker posts for another's tiles during a cycle, and what they carry. The poster
+// writes the entries and its own count of them; the count the owner reads is stored once a
+// cycle (publish(), before the poster's vote at the barrier), on a line of its own, and the
+// owner's read position on another. So a cycle's posts cost the two cores one line for the
+// count and a line for every two or three entries, where a tail stored at every post (a link
+// queue's) had the owner's read of it, at the start of the next cycle while the poster was
+// already posting again, take the line back from under each post (a wake with a flit or credit
+// is posted for every wavelet crossing a band edge: docs/performance-history.md, fifty-second
+// round). (A Boost.Lockfree spsc_queue did the same with each post reading the consumer's index
+// as well: sixteenth round.)
 class alignas(64) Mailbox {
  public:
   // `per_cycle`: the most one cycle can post. The owner drains a cycle's posts while the
   // poster makes the next cycle's, so the ring holds two cycles' worth.
-  explicit Mailbox(size_t per_cycle) {
-    queue_.init(2 * per_cycle);
-    reader_ = queue_.reader();
+  explicit Mailbox(size_t per_cycle)
+      : mask_(std::bit_ceil(uint32_t(std::max<size_t>(2 * per_cycle, 2))) - 1),
+        ring_(static_cast<Wake*>(::operator new[]((size_t(mask_) + 1) * sizeof(Wake), std::align_val_t{64}))) {
+    std::uninitialized_value_construct_n(ring_.get(), size_t(mask_) + 1);  // (lines of its own: no other heap block's)
   }
-  void post(const Wake& w) { queue_.push(w); }
-  // Every wake posted so far, in order, to `take`.
+  Mailbox(const Mailbox&) = delete;
+  Mailbox& operator=(const Mailbox&) = delete;
+  void post(const Wake& w) { ring_[posted_++ & mask_] = w; }
+  // What was posted so far, for the owner to take (once every cycle, before the barrier).
+  void publish() { published_.store(posted_, std::memory_order_release); }
+  // Every wake published so far, in order, to `take`.
   template <class Take>
   void take_all(Take&& take) {
-    const uint32_t tail = queue_.tail();
-    if (tail - reader_.head > reader_.mask + 1) [[unlikely]]
+    const uint32_t tail = published_.load(std::memory_order_acquire);
+    if (tail - head_ > mask_ + 1) [[unlikely]]
       throw std::logic_error("scheduler mailbox overflow (more wakes in two cycles than it was sized for)");
-    for (; reader_.head != tail; ++reader_.head) take(reader_.at());
+    for (; head_ != tail; ++head_) take(ring_[head_ & mask_]);
   }
 
  private:
-  LinkQueue<Wake> queue_;                     // written by the poster only
-  alignas(64) LinkQueue<Wake>::Reader reader_;  // the owner's
+  struct Free {
+    void operator()(Wake* p) const { ::operator delete[](p, std::align_val_t{64}); }  // (trivially destructible)
+  };
+  uint32_t posted_ = 0;  // the poster's
+  uint32_t mask_;
+  std::unique_ptr<Wake[], Free> ring_;
+  alignas(64) std::atomic<uint32_t> published_{0};  // stored by the poster once a cycle
+  alignas(64) uint32_t head_ = 0;                   // the owner's
 };
 
 class Scheduler {
@@ -163,13 +199,39 @@ class Scheduler {
   // Steps of cycle `at`, after the cycle all workers are on (begin_cycle's) and at most kNear / 2
   // beyond it, each cycle in between begun first. Wakes stay relative to that cycle.
   void begin_ahead(Cycle at) { enter(at); }
-  void take_mail() {
+  // `deliver(w)` puts what a wake carries (a flit or a credit) into its link's queue, before the
+  // tile is woken for it.
+  template <class Deliver>
+  void take_mail(Deliver&& deliver) {
     uint64_t* n = near_[now_ % kNear];
     for (Mailbox* in : inbox_)
       in->take_all([&](const Wake& w) {
+        if (w.carries) deliver(w);
         if (w.cycle <= now_) mark(n, w.tile);
         else schedule(w.tile, w.cycle);
       });
+  }
+  // At a run's end: what the last cycle's wakes carry, into their queues (the wakes themselves
+  // are the next run's to find from what the queues hold, as every other wake left at the end).
+  template <class Deliver>
+  void deliver_mail(Deliver&& deliver) {
+    for (Mailbox* in : inbox_)
+      in->take_all([&](const Wake& w) {
+        if (w.carries) deliver(w);
+      });
+  }
+  // A wavelet (`key`, `payload`, arriving at `arrival`) onto hop `link` toward tile t, and a
+  // credit for `colour` back over hop `link` to tile t, visible from `visible`: t is another
+  // worker's (the hop crosses into its band), which puts it into the link's queue.
+  void post_flit(TileId t, uint32_t link, Cycle arrival, uint32_t payload, uint16_t key) {
+    Wake w(t, arrival);
+    w.carries = Wake::kFlit, w.link = link, w.payload = payload, w.key = key;
+    post(w);
+  }
+  void post_credit(TileId t, uint32_t link, Cycle visible, Colour colour) {
+    Wake w(t, visible);
+    w.carries = Wake::kCredit, w.link = link, w.key = colour;
+    post(w);
   }
   template <class Step>
   bool step_due(Step&& step, const uint64_t* only = nullptr) {
@@ -223,11 +285,7 @@ class Scheduler {
  private:
   // Another worker's tile, or a cycle beyond the bitmaps.
   [[gnu::noinline]] void schedule_elsewhere(TileId t, Cycle c) {
-    if (owner_ && owner_[t] != me_) {
-      outbox_[owner_[t]]->post({t, c});
-      remote_ = std::min(remote_, c);
-      return;
-    }
+    if (owner_ && owner_[t] != me_) return post(Wake(t, c));
     if (c - base_ < kNear) return mark(near_[c % kNear], t);
     if (last_far_[t] == c) return;  // already due then
     last_far_[t] = c;
@@ -237,6 +295,18 @@ class Scheduler {
     } else {
       far_.push({c, t});
     }
+  }
+
+  // A cycle's posts, for their owners to take after the barrier.
+ public:
+  void publish_mail() {
+    for (Mailbox* m : outbox_) m->publish();
+  }
+
+ private:
+  [[gnu::noinline]] void post(const Wake& w) {
+    outbox_[owner_[w.tile]]->post(w);
+    remote_ = std::min(remote_, w.cycle);
   }
 
   // Steps of cycle c begin: the wake of the next cycle goes to c+1's bitmap; the first time for

@@ -18,6 +18,7 @@ namespace wse {
 namespace {
 
 std::vector<Wake> drain(Mailbox& m) {
+  m.publish();
   std::vector<Wake> got;
   m.take_all([&](const Wake& w) { got.push_back(w); });
   return got;
@@ -65,10 +66,12 @@ TEST(Mailbox, TwoWorkersTakeEveryWakeInOrderByTheCycleAfterItsOwn) {
       for (uint64_t c = 0; c < kCycles; ++c) {
         for (uint32_t k = 0; k < posts; ++k) out.post({TileId(k + 100 * w), c});
         v.next = c + 1, v.last = c;
+        out.publish();
         barrier.arrive(w, v);
         in.take_all(take);  // the other may be posting the next cycle's meanwhile
         if (taken < (c + 1) * posts) ++bad;
       }
+      out.publish();
       barrier.arrive(w, v);
       in.take_all(take);
       if (taken != kCycles * posts) ++bad;
