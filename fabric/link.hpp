@@ -62,8 +62,8 @@ struct alignas(64) Link {
   // Set per run by Mesh::assign_notes for a hop between two workers' bands: its wavelets and
   // credits cross as mail (Scheduler::post_flit, post_credit), and the worker that reads each
   // queue is the one that writes it, when it takes its mail. Its dst reads the wavelets from a
-  // shadow of it (Mesh::shadow), so that no line of either is written by one worker's core and
-  // read by the other's: the link itself is src's (the credits, the counts, what a send reads),
+  // shadow of it that the mesh keeps (Mesh::assign_notes; its index in `shadow`), so that no
+  // line of either is written by one worker's core and read by the other's: the link itself is src's (the credits, the counts, what a send reads),
   // the shadow dst's (the wavelets' queue, what a credit's return reads).
   bool cross_worker = false;
   uint32_t index = 0;   // in Mesh::links(), which a credit's mail names it by (a shadow's too)
