@@ -266,8 +266,8 @@ class CycleEngine {
       }
       // What the last cycle posted across band edges, into the queues it is for (every worker
       // has passed the last barrier, so every post is in), where the next run finds it.
-      if (workers > 1) sched.deliver_mail(deliver);
       if (workers > 1) {
+        sched.deliver_mail(deliver);
         const uint64_t whole = host_ticks() - began_at;
         waiting[w] = whole ? double(waited) / double(whole) : 0.0;
       }

@@ -377,7 +377,7 @@ void Mesh::fold_shadows() {
 void Mesh::assign_notes(const Partition& partition) {
   fold_shadows();
   for (auto& r : routers_)
-    if (r) r->poll_in = 0, r->poll_credits = r->has_ingress ? Router::kIngressPolled : 0;
+    if (r) r->poll_credits = r->has_ingress ? Router::kIngressPolled : 0;
   // The order in which a worker steps its tiles within a cycle (CycleEngine's run-ahead): the
   // deeper in its band first (Mesh::band_depths; the tiles of one depth are always stepped
   // together), each depth in tile order. A hop's dst returns credits straight into its src's
@@ -403,7 +403,8 @@ void Mesh::assign_notes(const Partition& partition) {
     if (l.kind == LinkKind::Hop && local && l.src < l.dst && depth[l.src] >= depth[l.dst]) l.credit_into = &src;
     // A hop between two workers is written at each end by the worker that reads it, from its
     // mail (Link::cross_worker), so its queues note their reader as every other link's do.
-    if (l.kind != LinkKind::RampDown) l.flits.set_note(&dst.noted_in, bit(l.kind == LinkKind::Hop ? opposite(l.dir) : Dir::Ramp));
+    // (A crossing hop's wavelets are noted from its shadow, below.)
+    if (l.kind != LinkKind::RampDown && local) l.flits.set_note(&dst.noted_in, bit(l.kind == LinkKind::Hop ? opposite(l.dir) : Dir::Ramp));
     if (l.kind != LinkKind::RampUp) l.credits.set_note(&src.noted_credits, bit(l.dir));
     if (!local) {
       // Its dst's shadow of it: the wavelets' queue (what it holds now moves there) and the
@@ -414,8 +415,7 @@ void Mesh::assign_notes(const Partition& partition) {
       s.cross_worker = true, s.index = l.index;
       s.flits.init(l.flits.capacity());
       while (const Flit* f = l.flits.front()) s.flits.push(*f), l.flits.pop();
-      s.flits.set_note(&dst.noted_in, bit(opposite(l.dir)));
-      l.flits.set_note(nullptr, 0);  // (nothing is pushed onto the link itself while it crosses)
+      s.flits.set_note(&dst.noted_in, bit(opposite(l.dir)));  // (nothing is pushed onto the link itself while it crosses)
       l.shadow = uint32_t(shadows_.size());
       dst.in_port(opposite(l.dir)).link = &s;
       shadows_.push_back(std::move(shadow));
