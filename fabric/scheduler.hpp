@@ -72,6 +72,16 @@ class alignas(64) Mailbox {
   Mailbox(const Mailbox&) = delete;
   Mailbox& operator=(const Mailbox&) = delete;
   void post(const Wake& w) { ring_[posted_++ & mask_] = w; }
+  // The same, the fields stored straight into the ring. A Wake made by the caller and copied in
+  // is loaded whole (16 bytes and 8) from the stores that made it, which cannot be forwarded
+  // from several narrower ones: the load waits until they reach the cache, behind the posts
+  // before them, whose ring lines the owner's core read last (a round trip between the cores).
+  // Three-fold the time of Scheduler::post() on the FC step at two threads
+  // (docs/performance-history.md, fifty-third round).
+  void post(TileId t, Cycle c, Wake::Carries carries, uint32_t link, uint32_t payload, uint16_t key) {
+    Wake& e = ring_[posted_++ & mask_];
+    e.tile = t, e.key = key, e.carries = carries, e.cycle = c, e.link = link, e.payload = payload;
+  }
   // What was posted so far, for the owner to take (once every cycle, before the barrier).
   void publish() { published_.store(posted_, std::memory_order_release); }
   // Every wake published so far, in order, to `take`.
@@ -224,14 +234,10 @@ class Scheduler {
   // credit for `colour` back over hop `link` to tile t, visible from `visible`: t is another
   // worker's (the hop crosses into its band), which puts it into the link's queue.
   void post_flit(TileId t, uint32_t link, Cycle arrival, uint32_t payload, uint16_t key) {
-    Wake w(t, arrival);
-    w.carries = Wake::kFlit, w.link = link, w.payload = payload, w.key = key;
-    post(w);
+    post(t, arrival, Wake::kFlit, link, payload, key);
   }
   void post_credit(TileId t, uint32_t link, Cycle visible, Colour colour) {
-    Wake w(t, visible);
-    w.carries = Wake::kCredit, w.link = link, w.key = colour;
-    post(w);
+    post(t, visible, Wake::kCredit, link, 0, colour);
   }
   template <class Step>
   bool step_due(Step&& step, const uint64_t* only = nullptr) {
@@ -285,7 +291,7 @@ class Scheduler {
  private:
   // Another worker's tile, or a cycle beyond the bitmaps.
   [[gnu::noinline]] void schedule_elsewhere(TileId t, Cycle c) {
-    if (owner_ && owner_[t] != me_) return post(Wake(t, c));
+    if (owner_ && owner_[t] != me_) return post(t, c, Wake::kNothing, 0, 0, 0);
     if (c - base_ < kNear) return mark(near_[c % kNear], t);
     if (last_far_[t] == c) return;  // already due then
     last_far_[t] = c;
@@ -304,9 +310,10 @@ class Scheduler {
   }
 
  private:
-  [[gnu::noinline]] void post(const Wake& w) {
-    outbox_[owner_[w.tile]]->post(w);
-    remote_ = std::min(remote_, w.cycle);
+  // (Its arguments in registers, stored once, into the ring: Mailbox::post.)
+  [[gnu::noinline]] void post(TileId t, Cycle c, Wake::Carries carries, uint32_t link, uint32_t payload, uint16_t key) {
+    outbox_[owner_[t]]->post(t, c, carries, link, payload, key);
+    remote_ = std::min(remote_, c);
   }
 
   // Steps of cycle c begin: the wake of the next cycle goes to c+1's bitmap; the first time for
