@@ -76,7 +76,7 @@ class alignas(64) Mailbox {
   // is loaded whole (16 bytes and 8) from the stores that made it, which cannot be forwarded
   // from several narrower ones: the load waits until they reach the cache, behind the posts
   // before them, whose ring lines the owner's core read last (a round trip between the cores).
-  // Three-fold the time of Scheduler::post() on the FC step at two threads
+  // Scheduler::post() took 2.4-2.9 times as long that way on the FC step at two threads
   // (docs/performance-history.md, fifty-third round).
   void post(TileId t, Cycle c, Wake::Carries carries, uint32_t link, uint32_t payload, uint16_t key) {
     Wake& e = ring_[posted_++ & mask_];

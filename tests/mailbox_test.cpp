@@ -1,5 +1,6 @@
 // The mailbox a worker posts wakes of another worker's tiles to (fabric/scheduler.hpp): what is
-// posted comes out once, in order; a ring written past the two cycles' worth it is sized for is
+// posted comes out once, in order, every field of it (as Scheduler::post_flit and post_credit
+// store them, one by one); a ring written past the two cycles' worth it is sized for is
 // reported by the owner instead of read; and with two threads passing the engine's barrier
 // between a cycle's posts and the owner's drain, as the engine does, every wake arrives by the
 // cycle after its own. Run under ThreadSanitizer in CI with the engine's other concurrency tests.
@@ -37,6 +38,33 @@ TEST(Mailbox, WhatIsPostedComesOutOnceInOrderAcrossTheRingsEnd) {
       EXPECT_EQ(got[size_t(k)].tile, TileId(want % 1000));
     }
     EXPECT_TRUE(drain(m).empty());
+  }
+}
+
+TEST(Mailbox, AWakePostedFieldByFieldComesOutWithEveryField) {
+  // Mailbox::post(tile, cycle, carries, link, payload, key), as Scheduler::post_flit and
+  // post_credit use it: each field as given, across the ring's end, over a ring whose slots
+  // held other wakes before (nothing of an earlier wake shows through).
+  Mailbox m(3);  // a ring of 8
+  for (uint32_t i = 0; i < 8; ++i) m.post({TileId(900 + i), ~uint64_t(0)});
+  EXPECT_EQ(drain(m).size(), 8u);
+  for (uint32_t round = 0; round < 4; ++round) {
+    for (uint32_t k = 0; k < 5; ++k) {
+      const uint32_t i = round * 5 + k;
+      m.post(TileId(i), Cycle(1000 + i), i % 2 ? Wake::kFlit : Wake::kCredit, 70 + i, 0xabc00000u + i, uint16_t(0x4100 + i));
+    }
+    const std::vector<Wake> got = drain(m);
+    ASSERT_EQ(got.size(), 5u);
+    for (uint32_t k = 0; k < 5; ++k) {
+      const uint32_t i = round * 5 + k;
+      const Wake& w = got[k];
+      EXPECT_EQ(w.tile, TileId(i));
+      EXPECT_EQ(w.cycle, Cycle(1000 + i));
+      EXPECT_EQ(w.carries, i % 2 ? Wake::kFlit : Wake::kCredit);
+      EXPECT_EQ(w.link, 70 + i);
+      EXPECT_EQ(w.payload, 0xabc00000u + i);
+      EXPECT_EQ(w.key, uint16_t(0x4100 + i));
+    }
   }
 }
 
