@@ -71,8 +71,7 @@ class alignas(64) Mailbox {
   }
   Mailbox(const Mailbox&) = delete;
   Mailbox& operator=(const Mailbox&) = delete;
-  void post(const Wake& w) { ring_[posted_++ & mask_] = w; }
-  // The same, the fields stored straight into the ring. A Wake made by the caller and copied in
+  // A wake's fields, stored straight into the ring. A Wake made by the caller and copied in
   // is loaded whole (16 bytes and 8) from the stores that made it, which cannot be forwarded
   // from several narrower ones: the load waits until they reach the cache, behind the posts
   // before them, whose ring lines the owner's core read last (a round trip between the cores).
@@ -82,6 +81,7 @@ class alignas(64) Mailbox {
     Wake& e = ring_[posted_++ & mask_];
     e.tile = t, e.key = key, e.carries = carries, e.cycle = c, e.link = link, e.payload = payload;
   }
+  void post(const Wake& w) { post(w.tile, w.cycle, Wake::Carries(w.carries), w.link, w.payload, w.key); }
   // What was posted so far, for the owner to take (once every cycle, before the barrier).
   void publish() { published_.store(posted_, std::memory_order_release); }
   // Every wake published so far, in order, to `take`.
@@ -239,6 +239,10 @@ class Scheduler {
   void post_credit(TileId t, uint32_t link, Cycle visible, Colour colour) {
     post(t, visible, Wake::kCredit, link, 0, colour);
   }
+  // A cycle's posts, for their owners to take after the barrier.
+  void publish_mail() {
+    for (Mailbox* m : outbox_) m->publish();
+  }
   template <class Step>
   bool step_due(Step&& step, const uint64_t* only = nullptr) {
     uint64_t* n = near_[now_ % kNear];
@@ -303,13 +307,6 @@ class Scheduler {
     }
   }
 
-  // A cycle's posts, for their owners to take after the barrier.
- public:
-  void publish_mail() {
-    for (Mailbox* m : outbox_) m->publish();
-  }
-
- private:
   // (Its arguments in registers, stored once, into the ring: Mailbox::post.)
   [[gnu::noinline]] void post(TileId t, Cycle c, Wake::Carries carries, uint32_t link, uint32_t payload, uint16_t key) {
     outbox_[owner_[t]]->post(t, c, carries, link, payload, key);
