@@ -7,6 +7,15 @@
 # same round's one-thread run (best, median, worst). Times are the host's, never results: read
 # them as ratios within one run of this script.
 #
+# Beside each count that ran on several workers, what waiting cost it, from its reports' own
+# figures (each worker's share of the multi-worker runs spent waiting at the barrier,
+# threads_detail.waiting, and those runs' seconds): the speed-up over one thread had no worker
+# waited, each keeping its busy time (the run then as long as the busiest worker's busy time), and
+# had that busy time also been shared evenly (as long as the workers' mean). Medians over the
+# rounds. What neither reaches is not waiting but the work itself costing more on several workers
+# (the host's shared parts, the mail across band edges): docs/performance.md, "A bound for two
+# workers on this host".
+#
 # It also checks what the engine promises: every run gives the same results. The report without
 # its host fields (threads, host seconds, rates, memory, waiting) and every file the run wrote
 # (checkpoints, streams; not the plots) must be the same bytes in every run; if not, the script
@@ -32,7 +41,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 usage() { echo "threads: $1 (usage: bash scripts/threads.sh [CONFIG [COUNT...]]; see the script's header)" >&2; exit 2; }
 case "${1:-}" in
   -h | --help)
-    sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
   -*) usage "unknown option $1" ;;
@@ -109,6 +118,19 @@ seconds = report.get("host_seconds_per_step", report.get("host_seconds"))
 if seconds is None:
     sys.exit(f"threads: {out}/report.json has no host_seconds: not a report of `wse run`?")
 used = report.get("threads", "?")
+# What the waiting cost (the summary's bounds), in the unit of `seconds`: the seconds of the runs
+# on several workers (a kernel's one run: all of it; a training run's multi_worker_seconds, per
+# step as its host_seconds_per_step), the least and the mean of the workers' waiting fractions.
+detail = report.get("threads_detail") or {}
+waiting = detail.get("waiting") or []
+lost = {}
+if len(waiting) > 1:
+    shared = detail.get("multi_worker_seconds", report.get("host_seconds"))
+    if "host_seconds_per_step" in report and "multi_worker_seconds" in detail:
+        whole = report.get("host_seconds") or 0
+        shared = shared * float(seconds) / whole if whole else None
+    if shared is not None:
+        lost = {"shared": float(shared), "least": min(waiting), "mean": sum(waiting) / len(waiting)}
 # What describes the host, not the wafer (how many threads, how long, how much host memory; how
 # many tensors the initialization had in flight at once): left out of the comparison.
 host = ["threads", "threads_choice", "threads_detail", "host_seconds", "host_seconds_per_step",
@@ -128,7 +150,7 @@ for root, _, files in os.walk(out):
         if rel in ("report.json", ".wse-run") or f.endswith(".png"):
             continue
         parts[rel] = hashlib.sha256(open(os.path.join(root, f), "rb").read()).hexdigest()
-print("\t".join([rnd, label, repr(float(seconds)), str(used), json.dumps(parts, sort_keys=True)]))
+print("\t".join([rnd, label, repr(float(seconds)), str(used), json.dumps(parts, sort_keys=True), json.dumps(lost)]))
 EOF
     # Each run's line, with how far the script is and when it should end (from the runs so far).
     done_runs=$((done_runs + 1))
@@ -143,11 +165,14 @@ import json, statistics, sys
 runs_file, counts = sys.argv[1], sys.argv[2:]
 runs = []
 for line in open(runs_file):
-    rnd, label, secs, used, parts = line.rstrip("\n").split("\t")
-    runs.append((int(rnd), label, float(secs), used, json.loads(parts)))
+    rnd, label, secs, used, parts, lost = line.rstrip("\n").split("\t")
+    runs.append((int(rnd), label, float(secs), used, json.loads(parts), json.loads(lost)))
 by = {}
-for rnd, label, secs, used, parts in runs:
+lost_by = {}
+for rnd, label, secs, used, parts, lost in runs:
     by.setdefault(label, {})[rnd] = (secs, used, parts)
+    if lost:
+        lost_by.setdefault(label, {})[rnd] = lost
 base = "1" if "1" in counts else counts[0]
 print()
 print(f"{'count':<8} {'threads':>7} {'median s':>9} {'fastest':>9} {'slowest':>9}   speed-up over {base} in the same round: best / median / worst")
@@ -160,6 +185,17 @@ for label in counts + (["old"] if "old" in by else []):
         ratios = sorted(by[base][r][0] / s for r, (s, _, _) in rows.items())
         line += f"   {ratios[-1]:.2f}x / {statistics.median(ratios):.2f}x / {ratios[0]:.2f}x"
     print(line)
+    if label != base and label in lost_by and base == "1":
+        # The run as long as its busiest worker's busy time (none waited), then as the mean busy
+        # time (shared evenly), over the same round's one-thread run.
+        alone, even, share = [], [], []
+        for r, l in lost_by[label].items():
+            secs = rows[r][0]
+            alone.append(by[base][r][0] / (secs - l["shared"] * l["least"]))
+            even.append(by[base][r][0] / (secs - l["shared"] * l["mean"]))
+            share.append(l["mean"])
+        print(f"{'':<8} {'':>7} waiting {100 * statistics.median(share):.0f}% of a worker's time (mean of the workers); "
+              f"over {base}, had none waited: {statistics.median(alone):.2f}x, and with even work: {statistics.median(even):.2f}x")
 if "old" in by:
     # (1 is among the counts whenever OLD is set, and every round runs every count.)
     ratios = sorted(by["old"][r][0] / by["1"][r][0] for r in by["old"])
@@ -168,7 +204,7 @@ if "old" in by:
 # The results: one binary's runs must all agree, file by file.
 reference = None
 differ = set()
-for rnd, label, _, _, parts in runs:
+for rnd, label, _, _, parts, _ in runs:
     if label == "old":
         continue
     if reference is None:
@@ -186,6 +222,6 @@ if differ:
 files = sorted(reference[2])
 print(f"results: identical in all {sum(1 for r in runs if r[1] != 'old')} runs ({', '.join(files)})")
 if "old" in by:
-    same = all(p == reference[2] for _, label, _, _, p in runs if label == "old")
+    same = all(p == reference[2] for _, label, _, _, p, _ in runs if label == "old")
     print(f"OLD's results: {'the same' if same else 'not the same (a binary from before a change in what a run writes?)'}")
 EOF

@@ -2,7 +2,8 @@
 # scripts/threads.sh, for what it checks rather than what it times: runs of one binary at any
 # thread count agree (a small GEMV with the real wse), a difference in a wafer field is caught and
 # named (a stand-in wse whose report depends on --threads), a difference in a host field is not,
-# and usage errors are exit code 2 with a message naming what is wrong.
+# what the workers' waiting cost is worked out as by hand, and usage errors are exit code 2 with
+# a message naming what is wrong.
 #   bash tests/threads_script_test.sh WSE_BINARY
 set -uo pipefail
 wse="$1"
@@ -44,6 +45,15 @@ mkdir -p "$out/checkpoints"
 echo "weights" >"$out/checkpoints/step_1.safetensors"
 if [ "$FAKE" = wafer ]; then
   echo "{\"threads\": $threads, \"host_seconds\": 1.5, \"cycles\": $((100 + threads))}" >"$out/report.json"
+elif [ "$FAKE" = kernel ] && [ "$threads" = 2 ]; then
+  echo '{"threads": 2, "host_seconds": 2.5, "threads_detail": {"waiting": [0.2, 0.1]}}' >"$out/report.json"
+elif [ "$FAKE" = train ] && [ "$threads" = 2 ]; then
+  echo '{"threads": 2, "host_seconds": 3.0, "host_seconds_per_step": 1.0,
+         "threads_detail": {"waiting": [0.25, 0.05], "multi_worker_seconds": 2.4}}' >"$out/report.json"
+elif [ "$FAKE" = kernel ]; then
+  echo '{"threads": 1, "host_seconds": 4.0}' >"$out/report.json"
+elif [ "$FAKE" = train ]; then
+  echo '{"threads": 1, "host_seconds": 4.5, "host_seconds_per_step": 1.5}' >"$out/report.json"
 else
   echo "{\"threads\": $threads, \"host_seconds\": $((1 + threads)), \"cycles\": 100, \"init\": {\"seconds\": $threads}}" >"$out/report.json"
 fi
@@ -56,6 +66,20 @@ expect 0 '^results: identical in all 4 runs \(checkpoints/step_1.safetensors, re
   env ROUNDS=2 FAKE=host WSE="$work/fake_wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 1 2
 expect 0 '^OLD over this binary at one thread: ' "OLD, with 1 added to the counts" -- \
   env ROUNDS=1 FAKE=host WSE="$work/fake_wse" OLD="$work/fake_wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 2
+
+# What waiting cost, against hand-worked figures. A kernel: 4.0 s on one thread; 2.5 s on two, the
+# workers waiting 20% and 10% of it: had none waited, 2.5 - 2.5 * 0.10 = 2.25 s (1.78x); the busy
+# time shared evenly, 2.5 - 2.5 * 0.15 = 2.125 s (1.88x). A training run, per step: 1.5 s on one
+# thread; 1.0 s on two, of which 2.4 s of multi-worker runs in 3.0 s of host time (0.8 s a step)
+# with the workers waiting 25% and 5%: 1.0 - 0.8 * 0.05 = 0.96 s (1.56x), 1.0 - 0.8 * 0.15 = 0.88 s
+# (1.70x).
+expect 0 'waiting 15% of a worker.s time \(mean of the workers\); over 1, had none waited: 1\.78x, and with even work: 1\.88x$' \
+  "what waiting cost a kernel's run" -- env ROUNDS=1 FAKE=kernel WSE="$work/fake_wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 1 2
+expect 0 'waiting 15% of a worker.s time \(mean of the workers\); over 1, had none waited: 1\.56x, and with even work: 1\.70x$' \
+  "what waiting cost a training run, per step" -- env ROUNDS=1 FAKE=train WSE="$work/fake_wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 1 2
+# The real wse's two-thread runs report their waiting: the line is there.
+expect 0 'had none waited: [0-9.]+x, and with even work: [0-9.]+x$' "the real wse's waiting, read" -- \
+  env ROUNDS=1 WSE="$wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 1 2
 
 # Usage errors.
 expect 2 'nowhere.yaml: no such config file' "a missing config" -- \
