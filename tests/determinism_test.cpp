@@ -136,6 +136,23 @@ TEST(Determinism, CongestedFabricArrivalsAreIdenticalAt1_2_3And4Threads) {
   }
 }
 
+// Many more workers than the other tests (and than this host has cores), up to a band a row (12
+// workers on 12 rows: every hop south or north crosses between two workers, and a worker has
+// two neighbours to take mail from): the same arrivals at 7, 9 and 12 workers.
+TEST(Determinism, CongestedFabricArrivalsAreIdenticalUpToABandARow) {
+  auto one = congested_run(1);
+  for (unsigned threads : {7u, 9u, 12u}) {
+    EngineResult engine;
+    auto many = congested_run(threads, &engine);
+    EXPECT_EQ(engine.waiting.size(), threads);
+    ASSERT_EQ(many.size(), one.size()) << threads << " threads";
+    for (size_t i = 0; i < one.size(); ++i) {
+      EXPECT_EQ(many[i].cycle, one[i].cycle) << i << ", " << threads << " threads";
+      EXPECT_EQ(many[i].wavelet.payload, one[i].wavelet.payload) << i << ", " << threads << " threads";
+    }
+  }
+}
+
 // The run-ahead (fabric/cycle_engine.hpp): with several workers, a worker steps its tiles one
 // hop or more inside its band at the next cycle, and while the others are still busy, those two
 // or more hops inside at the cycle after, and so on, before the others have finished this one.
