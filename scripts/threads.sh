@@ -120,7 +120,8 @@ if seconds is None:
 used = report.get("threads", "?")
 # What the waiting cost (the summary's bounds), in the unit of `seconds`: the seconds of the runs
 # on several workers (a kernel's one run: all of it; a training run's multi_worker_seconds, per
-# step as its host_seconds_per_step), the least and the mean of the workers' waiting fractions.
+# step as its host_seconds_per_step, and over its wafers run side by side, whose runs it sums,
+# as wall time), the least and the mean of the workers' waiting fractions.
 detail = report.get("threads_detail") or {}
 waiting = detail.get("waiting") or []
 lost = {}
@@ -128,8 +129,8 @@ if len(waiting) > 1:
     shared = detail.get("multi_worker_seconds", report.get("host_seconds"))
     if "host_seconds_per_step" in report and "multi_worker_seconds" in detail:
         whole = report.get("host_seconds") or 0
-        shared = shared * float(seconds) / whole if whole else None
-    if shared is not None:
+        shared = shared * float(seconds) / whole / max(1, detail.get("wafers_at_once", 1)) if whole else None
+    if shared is not None and float(seconds) - shared * max(waiting) > 0:
         lost = {"shared": float(shared), "least": min(waiting), "mean": sum(waiting) / len(waiting)}
 # What describes the host, not the wafer (how many threads, how long, how much host memory; how
 # many tensors the initialization had in flight at once): left out of the comparison.

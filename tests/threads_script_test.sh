@@ -50,9 +50,12 @@ elif [ "$FAKE" = kernel ] && [ "$threads" = 2 ]; then
 elif [ "$FAKE" = train ] && [ "$threads" = 2 ]; then
   echo '{"threads": 2, "host_seconds": 3.0, "host_seconds_per_step": 1.0,
          "threads_detail": {"waiting": [0.25, 0.05], "multi_worker_seconds": 2.4}}' >"$out/report.json"
+elif [ "$FAKE" = wafers ] && [ "$threads" = 2 ]; then
+  echo '{"threads": 2, "host_seconds": 3.0, "host_seconds_per_step": 1.0,
+         "threads_detail": {"waiting": [0.25, 0.05], "multi_worker_seconds": 4.8, "wafers_at_once": 2}}' >"$out/report.json"
 elif [ "$FAKE" = kernel ]; then
   echo '{"threads": 1, "host_seconds": 4.0}' >"$out/report.json"
-elif [ "$FAKE" = train ]; then
+elif [ "$FAKE" = train ] || [ "$FAKE" = wafers ]; then
   echo '{"threads": 1, "host_seconds": 4.5, "host_seconds_per_step": 1.5}' >"$out/report.json"
 else
   echo "{\"threads\": $threads, \"host_seconds\": $((1 + threads)), \"cycles\": 100, \"init\": {\"seconds\": $threads}}" >"$out/report.json"
@@ -77,6 +80,10 @@ expect 0 'waiting 15% of a worker.s time \(mean of the workers\); over 1, had no
   "what waiting cost a kernel's run" -- env ROUNDS=1 FAKE=kernel WSE="$work/fake_wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 1 2
 expect 0 'waiting 15% of a worker.s time \(mean of the workers\); over 1, had none waited: 1\.56x, and with even work: 1\.70x$' \
   "what waiting cost a training run, per step" -- env ROUNDS=1 FAKE=train WSE="$work/fake_wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 1 2
+# Two wafers side by side: multi_worker_seconds sums both wafers' runs (4.8 s in 3.0 s of host
+# time), whose waiting overlaps: the same 0.8 s a step of wall time as above, the same bounds.
+expect 0 'had none waited: 1\.56x, and with even work: 1\.70x$' "wafers side by side" -- \
+  env ROUNDS=1 FAKE=wafers WSE="$work/fake_wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 1 2
 # The real wse's two-thread runs report their waiting: the line is there.
 expect 0 'had none waited: [0-9.]+x, and with even work: [0-9.]+x$' "the real wse's waiting, read" -- \
   env ROUNDS=1 WSE="$wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 1 2
