@@ -123,17 +123,19 @@ std::vector<EgressArrival> congested_run(unsigned threads, EngineResult* engine 
   return arrivals_of(m);
 }
 
+// Every egress arrival of a run at `threads` workers is the one-worker run's, in cycle and payload.
+void expect_arrivals(const std::vector<EgressArrival>& many, const std::vector<EgressArrival>& one, unsigned threads) {
+  ASSERT_EQ(many.size(), one.size()) << threads << " threads";
+  for (size_t i = 0; i < one.size(); ++i) {
+    EXPECT_EQ(many[i].cycle, one[i].cycle) << i << ", " << threads << " threads";
+    EXPECT_EQ(many[i].wavelet.payload, one[i].wavelet.payload) << i << ", " << threads << " threads";
+  }
+}
+
 TEST(Determinism, CongestedFabricArrivalsAreIdenticalAt1_2_3And4Threads) {
   auto one = congested_run(1);
   ASSERT_EQ(one.size(), 12u * 200 + 6u * 300);
-  for (unsigned threads : {2u, 3u, 4u}) {
-    auto many = congested_run(threads);
-    ASSERT_EQ(many.size(), one.size());
-    for (size_t i = 0; i < one.size(); ++i) {
-      EXPECT_EQ(many[i].cycle, one[i].cycle) << i;
-      EXPECT_EQ(many[i].wavelet.payload, one[i].wavelet.payload) << i;
-    }
-  }
+  for (unsigned threads : {2u, 3u, 4u}) expect_arrivals(congested_run(threads), one, threads);
 }
 
 // Many more workers than the other tests (and than this host has cores), up to a band a row (12
@@ -145,11 +147,7 @@ TEST(Determinism, CongestedFabricArrivalsAreIdenticalUpToABandARow) {
     EngineResult engine;
     auto many = congested_run(threads, &engine);
     EXPECT_EQ(engine.waiting.size(), threads);
-    ASSERT_EQ(many.size(), one.size()) << threads << " threads";
-    for (size_t i = 0; i < one.size(); ++i) {
-      EXPECT_EQ(many[i].cycle, one[i].cycle) << i << ", " << threads << " threads";
-      EXPECT_EQ(many[i].wavelet.payload, one[i].wavelet.payload) << i << ", " << threads << " threads";
-    }
+    expect_arrivals(many, one, threads);
   }
 }
 
