@@ -26,15 +26,19 @@ using namespace wse;
 constexpr Colour kColour = 0;
 
 // A finalized row, ready to run: a run consumes the ingress stream, so each iteration needs one.
-std::unique_ptr<Wafer> make_row(uint32_t width, uint64_t wavelets, unsigned threads) {
+// West to east, or (`westward`) east to west: tiles are numbered west to east, so a westward hop's
+// dst is stepped before its src in every cycle, and its credits cannot go straight into src's
+// lane as an eastward hop's do (Lane::kLateBack).
+std::unique_ptr<Wafer> make_row(uint32_t width, uint64_t wavelets, unsigned threads, bool westward = false) {
   MachineSpec spec;
   spec.io_bytes_per_cycle = 0;  // the port at link rate: the row, not off-wafer I/O, is the limit
   auto wafer = std::make_unique<Wafer>(spec, MeshShape{width, 1});
   Mesh& mesh = wafer->mesh();
-  for (uint32_t x = 0; x < width; ++x) mesh.set_route({x, 0}, kColour, Route::make(Dir::West, {Dir::East}));
-  IngressPort& in = mesh.add_ingress({0, 0}, Dir::West);
+  const Dir from = westward ? Dir::East : Dir::West, to = opposite(from);
+  for (uint32_t x = 0; x < width; ++x) mesh.set_route({x, 0}, kColour, Route::make(from, {to}));
+  IngressPort& in = mesh.add_ingress({westward ? width - 1 : 0, 0}, from);
   for (uint64_t k = 0; k < wavelets; ++k) in.enqueue(Wavelet{uint32_t(k), kColour});
-  mesh.add_egress({width - 1, 0}, Dir::East).reserve(wavelets);
+  mesh.add_egress({westward ? 0 : width - 1, 0}, to).reserve(wavelets);
   wafer->finalize(threads);
   return wafer;
 }
@@ -91,8 +95,8 @@ Runs run_each_iteration(benchmark::State& state, Make&& make, Check&& check, Bef
   return r;
 }
 
-// Args: row width W, wavelets K, worker threads.
-void BM_SaturatedRow(benchmark::State& state) {
+// Args: row width W, wavelets K, worker threads. (`westward`: BM_SaturatedRowWest.)
+void saturated_row(benchmark::State& state, bool westward) {
   const auto width = uint32_t(state.range(0));
   const auto wavelets = uint64_t(state.range(1));
   const auto threads = unsigned(state.range(2));
@@ -105,7 +109,7 @@ void BM_SaturatedRow(benchmark::State& state) {
   double ceiling_sum = 0, lean_sum = 0;
   uint64_t ceilings = 0;
   const Runs r = run_each_iteration(
-      state, [&] { return make_row(width, wavelets, threads); }, [&](const Wafer& w) { return check_row(w, wavelets); },
+      state, [&] { return make_row(width, wavelets, threads, westward); }, [&](const Wafer& w) { return check_row(w, wavelets); },
       [&] {
         ceiling_sum += bench::bare_loop_tile_cycles_per_second(width, 1, 0.1), ++ceilings;
         lean_sum += bench::lean_row_hops_per_second(width, wavelets, 0.1);
@@ -130,6 +134,11 @@ void BM_SaturatedRow(benchmark::State& state) {
   const double lean = ceilings ? lean_sum / double(ceilings) : 0;
   state.counters["of_lean"] = lean > 0 ? state.counters["wavelet_hops/s"] / lean : 0;
 }
+
+void BM_SaturatedRow(benchmark::State& state) { saturated_row(state, false); }
+// The same row run east to west: the same cycles, a hop whose credits come back later in the
+// cycle order (Lane::kLateBack).
+void BM_SaturatedRowWest(benchmark::State& state) { saturated_row(state, true); }
 
 // The lean row on its own (lean_row.hpp): the saturated row's rules without the engine, against
 // the bare-loop ceiling measured before each run, as BM_SaturatedRow is. What the rules alone
@@ -281,6 +290,14 @@ BENCHMARK(BM_LeanRow)->ArgNames({"W", "K"})->Args({16, 400000})->Args({64, 10000
 BENCHMARK(BM_SaturatedRow)
     ->ArgNames({"W", "K", "threads"})
     ->Args({16, 400000, 1})
+    ->Args({64, 100000, 1})
+    ->Args({512, 20000, 1})
+    ->Args({512, 20000, 2})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK(BM_SaturatedRowWest)
+    ->ArgNames({"W", "K", "threads"})
     ->Args({64, 100000, 1})
     ->Args({512, 20000, 1})
     ->Args({512, 20000, 2})

@@ -31,12 +31,15 @@ struct alignas(64) Lane {
   uint8_t tx = 0;        // route tx set (the current switch position's)
   uint8_t pending = 0;   // tx targets the head wavelet has not reached yet
   uint8_t head = 0, count = 0;
-  // Set with sole_out and credit_back (Mesh::assign_notes): the lane has both and its sole
-  // link's dst_next holds, so a pass-through's wake and its credit are both wake_next(), which
-  // Router::ingest_hop() makes itself: one test there, and no load through sole_link for it.
-  // Beside count, so that "empty, and a pass-through may be made here" is one 16-bit compare
-  // (pass_word(): two instructions a hop fewer, fiftieth round).
-  bool pass_here = false;
+  // Two flags (Mesh::derive_lanes). kLateBack: a plain lane whose credits go back late, into its
+  // upstream router's Router::late_ (Router::kLateNote), where no credit_back can be had. kPassHere:
+  // set with sole_out and either way back (credit_back or kLateBack), where the sole link's
+  // dst_next holds, so that a pass-through's wake and its credit make no call, and
+  // Router::ingest_hop() (ingest_late() for a late one) makes it itself: one test there, and no
+  // load through sole_link for it. Beside count, so that "empty, and a pass-through may be made
+  // here" is one 16-bit compare (pass_word(): two instructions a hop fewer, fiftieth round).
+  uint8_t pass_here = 0;
+  static constexpr uint8_t kPassHere = 1, kLateBack = 2;
   int8_t ext = -1;       // index of this lane's switch / filter state in Router::ext, -1 = a plain lane
   uint8_t credits[kDirs] = {};
   uint8_t ring = kSlots; // slots in use as the ring: cap for a plain lane, kSlots for one with ext
@@ -50,8 +53,9 @@ struct alignas(64) Lane {
   // the - 1 into the address: an int index took a subtraction and a sign extension.)
   size_t sole_dir() const { return size_t(sole_out) - 1; }
   // count and pass_here as one little-endian word: kEmptyPassHere when the lane is empty and a
-  // pass-through may be made here.
-  static constexpr uint16_t kEmptyPassHere = 0x0100;
+  // pass-through may be made here, its credit straight back; kEmptyPassLate, its credit late.
+  static constexpr uint16_t kEmptyPassHere = uint16_t(kPassHere) << 8;
+  static constexpr uint16_t kEmptyPassLate = uint16_t(kPassHere | kLateBack) << 8;
   uint16_t pass_word() const {
     uint16_t w;
     std::memcpy(&w, &count, sizeof w);

@@ -42,10 +42,12 @@ struct alignas(64) Link {
   // RAMP link) and the latency is one, so a wavelet's wake is Scheduler::wake_next().
   bool dst_next = false;
   TileId src = 0;  // dst == src for RAMP links
-  // Set per run by Mesh::assign_notes for a hop whose src router is stepped before its dst in
-  // every cycle (one worker, and an earlier place in its order): dst returns credits straight
-  // into src's lanes (Lane::credit_back) instead of through `credits`. src has stepped this
-  // cycle already, so it sees such a credit from the next cycle on, as it would from the queue.
+  // Set per run by Mesh::assign_notes for a hop inside one worker's band: dst returns credits to
+  // src's router without `credits`. Where src is stepped before dst in every cycle (an earlier
+  // place in the worker's order), straight into src's lanes (Lane::credit_back): src has stepped
+  // this cycle already, so it sees such a credit from the next cycle on, as it would from the
+  // queue. Elsewhere late, into src's Router::late_ (Lane::kLateBack), which src folds in from
+  // the next cycle on.
   Router* credit_into = nullptr;
   // Where a wake of dst lands in a scheduler's bitmaps, worked out once (Mesh::build_links).
   Scheduler::Place dst_place;

@@ -1,5 +1,6 @@
 #include "fabric/mesh.hpp"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 
@@ -380,12 +381,12 @@ void Mesh::assign_notes(const Partition& partition) {
     if (r) r->poll_credits = r->has_ingress ? Router::kIngressPolled : 0;
   // The order in which a worker steps its tiles within a cycle (CycleEngine's run-ahead): the
   // deeper in its band first (Mesh::band_depths; the tiles of one depth are always stepped
-  // together), each depth in tile order. A hop's dst returns credits straight into its src's
-  // lanes when src comes first in that order whatever the depths reached ahead: src at least as
-  // deep as dst, and before it in tile order.
+  // together), each depth in tile order. A hop inside a band hands its credits back to src
+  // without the link's queue (Link::credit_into): straight into src's lanes when src comes first
+  // in that order whatever the depths reached ahead (src at least as deep as dst, and before it
+  // in tile order: derive_lanes), else late (Router::kLateNote).
   find_band_depths(partition);
   assigned_owner_ = partition.owner;
-  const std::vector<uint8_t>& depth = depth_;
   for (Link& l : links()) {
     // (The PE notes itself of what reaches its ends of the RAMP links: Pe::attach.)
     if (l.kind != LinkKind::RampDown) l.flits.set_note(nullptr, 0);
@@ -400,7 +401,7 @@ void Mesh::assign_notes(const Partition& partition) {
     // stepped by one worker; a hop's two routers only when the partition says so.
     const bool local = l.kind != LinkKind::Hop || partition.owner[l.src] == partition.owner[l.dst];
     l.same_worker = local, l.dst_next = local && l.latency == 1, l.cross_worker = !local;
-    if (l.kind == LinkKind::Hop && local && l.src < l.dst && depth[l.src] >= depth[l.dst]) l.credit_into = &src;
+    if (l.kind == LinkKind::Hop && local) l.credit_into = &src;
     // A hop between two workers is written at each end by the worker that reads it, from its
     // mail (Link::cross_worker), so its queues note their reader as every other link's do.
     // (A crossing hop's wavelets are noted from its shadow, below.)
@@ -423,6 +424,8 @@ void Mesh::assign_notes(const Partition& partition) {
   }
   // Whatever a queue still holds from an earlier run is read at the next step, from where its
   // reader stands.
+  for (auto& r : routers_)
+    if (r) r->fold_all_late(), r->late_refused = false;
   for (auto& r : routers_) {
     if (!r) continue;
     r->noted_in = r->in_links, r->noted_credits = r->credit_links;
@@ -437,6 +440,30 @@ void Mesh::assign_notes(const Partition& partition) {
     }
     derive_lanes(*r);
   }
+  // A router takes at most Router::kLateSlots late credits a cycle. Each comes from a lane that
+  // popped a wavelet, a plain lane pops one a cycle at most, and a router pops no more lanes in
+  // a cycle than the outputs they send to (a head leaves when its last copy does, one a cycle on
+  // each output): from each neighbour, at most the fewer of its late lanes fed from here and
+  // their outputs. Where more could come in all, none does (Router::late_refused; rare: more
+  // colours toward more outputs than five at once, from one router to its neighbours west,
+  // north or deeper in the band).
+  std::vector<uint32_t> feeds(routers_.size(), 0);
+  bool refused = false;
+  for (auto& r : routers_) {
+    if (!r) continue;
+    for (int d = 0; d < kMeshDirs; ++d) {
+      uint32_t lanes = 0, outs = 0;
+      for (const Lane& lane : r->lanes)
+        if ((lane.pass_here & Lane::kLateBack) && lane.rx == Dir(d)) ++lanes, outs |= lane.tx;
+      if (!lanes) continue;
+      const TileId src = r->in_link(Dir(d))->src;
+      feeds[src] += std::min<uint32_t>(lanes, uint32_t(std::popcount(outs)));
+      if (feeds[src] > Router::kLateSlots) routers_[src]->late_refused = refused = true;
+    }
+  }
+  if (refused)
+    for (auto& r : routers_)
+      if (r) derive_lanes(*r);
 }
 
 void Mesh::derive_lanes(Router& router) {
@@ -453,14 +480,20 @@ void Mesh::derive_lanes(Router& router) {
       const int d = std::countr_zero(unsigned(lane.tx));
       if ((r->credit_links & bit(Dir(d))) && users[size_t(d)] == 1) lane.sole_out = uint8_t(d + 1), lane.sole_link = r->out_link(Dir(d));
     }
-    // Where a plain lane's credits go straight back to (Lane::credit_back).
+    // Where a plain lane's credits go back to without its in link's queue: straight into the
+    // sender's lane (Lane::credit_back) when the sender is stepped first in every cycle (see
+    // assign_notes), else late (Lane::kLateBack), unless the sender refuses them.
     for (Lane& lane : r->lanes) {
-      lane.credit_back = nullptr;
+      lane.credit_back = nullptr, lane.pass_here = 0;
       const Link* up = r->in_link(lane.rx);
       if (lane.ext >= 0 || !up || !up->credit_into) continue;
-      if (Lane* sender = up->credit_into->lane(lane.colour)) lane.credit_back = &sender->credits[size_t(up->dir)];
+      Lane* sender = up->credit_into->lane(lane.colour);
+      if (!sender) continue;
+      if (up->src < up->dst && depth_[up->src] >= depth_[up->dst]) lane.credit_back = &sender->credits[size_t(up->dir)];
+      else if (!up->credit_into->late_refused) lane.pass_here = Lane::kLateBack;
     }
-    for (Lane& lane : r->lanes) lane.pass_here = lane.sole_out && lane.credit_back && lane.sole_link->dst_next;
+    for (Lane& lane : r->lanes)
+      if (lane.sole_out && (lane.credit_back || lane.pass_here) && lane.sole_link->dst_next) lane.pass_here |= Lane::kPassHere;
   }
   // The in ports' keys for the lanes they are aimed at (Router::InPort::hop_key), which a lane
   // given a switch or a filter no longer matches.

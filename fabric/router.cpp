@@ -89,7 +89,7 @@ template <class Take>
   r.head = head;  // the queue's own index is published between runs (LinkQueue::publish)
 }
 
-template <int kFrom>
+template <int kFrom, bool kLate>
 inline bool Router::hop_from(Cycle now, Scheduler& s) {
   // One link to read, holding one wavelet, which arrives now, is plain and joins (or passes
   // through) the plain lane that took the link's last one. It makes the same changes as
@@ -115,13 +115,21 @@ inline bool Router::hop_from(Cycle now, Scheduler& s) {
   if (&lane != &lanes[i]) throw std::logic_error("router " + to_string(where) + ": an in port's lane address is stale");
 #endif
   // A pass-through (see ingest_links()) here only where neither end of it needs a call:
-  // the wavelet's wake and the credit's are both wake_next() (Lane::pass_here, which implies
-  // sole_out), which holds on a route inside one worker's band.
-  // (Empty and pass_here: one compare, Lane::pass_word(). Not empty: a push, as ingest_links()
+  // the wavelet's wake and the credit's are both wake_next() (Lane::kPassHere, which implies
+  // sole_out), which holds on a route inside one worker's band. Its credit goes straight back,
+  // or, with kLate (ingest_late(), a step that folds in late credits), late as well
+  // (Lane::kLateBack): a lane that returns credits late mostly sits in a router that takes
+  // them, as a hop west or north does. (Taken in ingest_hop()'s copy too, the eastward row's hop
+  // took 12 instructions more, its registers spilled; ingest_links() passes it through there.)
+  // (Empty and kPassHere: one compare, Lane::pass_word(). Not empty: a push, as ingest_links()
   // would make whatever the lane's pass_here.)
-  bool pass;
-  if (lane.pass_word() == Lane::kEmptyPassHere) [[likely]] {
+  bool pass, late = false;
+  const uint16_t pass_word = lane.pass_word();
+  if (pass_word == Lane::kEmptyPassHere) [[likely]] {
     pass = lane.credits[lane.sole_dir()];
+  } else if (kLate && pass_word == Lane::kEmptyPassLate) {
+    pass = lane.credits[lane.sole_dir()];
+    late = true;
   } else {
     if (lane.count == 0 && lane.sole_out && lane.credits[lane.sole_dir()]) return false;
     pass = false;
@@ -144,8 +152,27 @@ inline bool Router::hop_from(Cycle now, Scheduler& s) {
   if (lane.sole_out == across + 1) [[likely]] out = out_link(Dir(across));
   send_on<true>(out, lane, i, lane.sole_dir(), payload, 0, now, s);
   ++lane.counters.wavelets;
-  credit_back(lane, port.link, s);
+  if (kLate && late) late_back(lane, from, port.link, now, s);
+  else credit_back(lane, port.link, s);
   return true;
+}
+
+void Router::ingest_late(Cycle now, Scheduler& s) {
+  // The late credits first: a pass-through below reads the credit count.
+  const bool more = fold_late(now);
+  bool took = false;
+  switch (noted_in & ~kLateNote) {
+    case 0: took = true; break;
+    case bit(Dir::North): took = hop_from<int(Dir::North), true>(now, s); break;
+    case bit(Dir::East): took = hop_from<int(Dir::East), true>(now, s); break;
+    case bit(Dir::South): took = hop_from<int(Dir::South), true>(now, s); break;
+    case bit(Dir::West): took = hop_from<int(Dir::West), true>(now, s); break;
+    case bit(Dir::Ramp): took = hop_from<int(Dir::Ramp), true>(now, s); break;
+    default: break;  // several
+  }
+  // (hop_from() may have cleared the byte; ingest_links() folds again, finding nothing more.)
+  noted_in = more ? uint8_t(noted_in | kLateNote) : uint8_t(noted_in & ~kLateNote);
+  if (!took) ingest_links(tile, now, s);
 }
 
 void Router::ingest_hop(Cycle now, Scheduler& s) {
@@ -158,12 +185,14 @@ void Router::ingest_hop(Cycle now, Scheduler& s) {
   // bit, its index and a chain of compares did.
   bool took = false;
   switch (in_m) {
-    case bit(Dir::North): took = hop_from<int(Dir::North)>(now, s); break;
-    case bit(Dir::East): took = hop_from<int(Dir::East)>(now, s); break;
-    case bit(Dir::South): took = hop_from<int(Dir::South)>(now, s); break;
-    case bit(Dir::West): took = hop_from<int(Dir::West)>(now, s); break;
-    case bit(Dir::Ramp): took = hop_from<int(Dir::Ramp)>(now, s); break;
-    default: break;  // none, or several
+    case bit(Dir::North): took = hop_from<int(Dir::North), false>(now, s); break;
+    case bit(Dir::East): took = hop_from<int(Dir::East), false>(now, s); break;
+    case bit(Dir::South): took = hop_from<int(Dir::South), false>(now, s); break;
+    case bit(Dir::West): took = hop_from<int(Dir::West), false>(now, s); break;
+    case bit(Dir::Ramp): took = hop_from<int(Dir::Ramp), false>(now, s); break;
+    default:  // none, or several links, or late credits to fold in first (ingest_late())
+      if (in_m & kLateNote) return ingest_late(now, s);
+      break;
   }
   if (!took) ingest_links(tile, now, s);
 }
@@ -174,6 +203,10 @@ void Router::ingest_links(TileId self, Cycle now, Scheduler& s) {
   uint32_t in_m = noted_in;
   const uint32_t credit_m = (poll_credits | noted_credits) & uint32_t(~kIngressPolled);
   noted_in = noted_credits = 0;
+  if (in_m & kLateNote) {  // (before anything reads a credit count)
+    in_m &= ~uint32_t(kLateNote);
+    if (fold_late(now)) noted_in = kLateNote;
+  }
   take_credits(credit_m, now);  // (no order between credits and wavelets: different fields)
   // The common case has no call in it, so that it keeps its state in registers: a plain wavelet
   // joining a plain lane that receives from its link. Anything else (a switch, a filter, a

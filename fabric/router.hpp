@@ -104,6 +104,61 @@ class alignas(64) Router {
  public:
   std::array<int8_t, MachineSpec::kMaxColours> lane_of;  // colour -> index in lanes, -1 if unrouted
 
+  // Late credits (Lane::kLateBack). A hop inside one worker's band whose dst may be stepped
+  // before its src within a cycle (a hop west or north, whose dst comes first in tile order; a
+  // hop into a tile deeper in the band, which the run-ahead steps first) cannot hand its credits
+  // straight into src's lane: src, stepped later in the same cycle, would see one a cycle early.
+  // They went through the link's credit queue, stamped with the cycle they become visible; since
+  // the fifty-sixth round dst notes them here, at src, per parity of the cycle it returned them
+  // in (late_back()), and src folds in the other parity's at its next step (fold_late()): a
+  // neighbour inside a band is never two cycles ahead of src (one worker steps a cycle's tiles
+  // before the next cycle's; the run-ahead steps a tile at c + m only once every tile has
+  // finished c and only tiles m or more hops inside, so neighbours are at most a cycle apart),
+  // and each return wakes src for the next cycle, whose step folds it in. So at src's step at c,
+  // the credits returned at c - 1 are the visible ones, those returned at c the only others.
+  // The saturated row run east to west: 1.4x faster (docs/performance-history.md, fifty-sixth round).
+  //
+  // kLateNote, in noted_in above every direction's bit, sends src's step through ingest_late()
+  // (or ingest_links()), which fold first. An entry is a lane's index << 3 | the direction the
+  // credit is toward. A plain lane pops at most one wavelet a cycle, so one cycle's entries are
+  // at most the lanes that may return late credits here, which Mesh::assign_notes keeps within
+  // kLateSlots (late_refused).
+  static constexpr uint8_t kLateNote = 0x20;
+  static constexpr uint8_t kLateSlots = 5;
+
+ private:
+  // In the second line, beside lane_of, which late_back() reads at the same time.
+  uint8_t late_[2][kLateSlots];
+  uint8_t late_n_[2] = {};
+
+ public:
+  // Folds in the late credits returned at now - 1; whether some returned at now still wait.
+  bool fold_late(Cycle now) {
+    const size_t p = size_t(~now & 1);
+    if (const uint32_t n = late_n_[p]) {
+      for (uint32_t k = 0; k < n; ++k) {
+        const uint8_t e = late_[p][k];
+        ++lanes[size_t(e >> 3)].credits[e & 7];
+      }
+      late_n_[p] = 0;
+      sleep_ |= kWoken;  // (as a credit taken from a queue: forward() looks again)
+    }
+    return late_n_[p ^ 1] != 0;
+  }
+  // Between runs (publish_reads(), Mesh::assign_notes): every late credit, all of them visible
+  // by the next run's first cycle.
+  void fold_all_late() {
+    for (size_t p = 0; p < 2; ++p) {
+      for (uint32_t k = 0; k < late_n_[p]; ++k) {
+        const uint8_t e = late_[p][k];
+        ++lanes[size_t(e >> 3)].credits[e & 7];
+      }
+      if (late_n_[p]) sleep_ |= kWoken;
+      late_n_[p] = 0;
+    }
+    noted_in &= uint8_t(~kLateNote);
+  }
+
   // Each link, per direction and way, next to where this router reads its queue (the credits of
   // an outgoing link, the wavelets of an incoming one), so the next entry's address is known
   // without the link's line (LinkQueue::Reader). Links set by Mesh::build_links, readers by
@@ -165,6 +220,9 @@ class alignas(64) Router {
   std::array<IngressPort*, kMeshDirs> ingress{};
   std::array<EgressPort*, kMeshDirs> egress{};  // the port behind each egress out link (never the RAMP)
   uint8_t in_links = 0;       // directions with an incoming link (set by Mesh::build_links)
+  // Set by Mesh::assign_notes when more of its neighbours' lanes could return late credits here
+  // in one cycle than late_ holds (kLateSlots): theirs go through the links' queues instead.
+  bool late_refused = false;
   Coord where;                // for error messages
   TileId tile = 0;            // where's number: ingest_hop()'s fallback, which is not given it
 
@@ -179,6 +237,8 @@ class alignas(64) Router {
     };
     if (reinterpret_cast<uintptr_t>(&pe_programmed) - reinterpret_cast<uintptr_t>(&wanted_) != 1)
       throw std::logic_error("Router: wanted_ and pe_programmed are not side by side");
+    if (reinterpret_cast<uintptr_t>(&late_n_[1]) + 1 - reinterpret_cast<uintptr_t>(this) > 128)
+      throw std::logic_error("Router: the late credits left the second cache line");
     if (!in_first_line(&rr, sizeof rr) || !in_first_line(&sleep_, 1) || !in_first_line(&noted_credits, 1))
       throw std::logic_error("Router: the round-robin state, link masks or sleep state left the first cache line");
   }
@@ -292,6 +352,7 @@ class alignas(64) Router {
   // Stores where this router reads each queue into the queue (LinkQueue::publish): after a run,
   // so that what reads a queue between runs (a new Reader, a test) starts where it stands.
   void publish_reads() {
+    fold_all_late();
     for (Ports& q : ports_) {
       if (q.in.link && q.in.flits.ring) q.in.link->flits.publish(q.in.flits);
       if (q.out.link && q.out.credits.ring) q.out.link->credits.publish(q.out.credits);
@@ -346,8 +407,11 @@ class alignas(64) Router {
   [[gnu::noinline]] void ingest_hop(Cycle now, Scheduler& s);
   // ingest_hop()'s step from in link kFrom, the one link its masks name.
   // False: the step is not a plain hop, left to ingest_links() untouched.
-  template <int kFrom>
+  template <int kFrom, bool kLate>
   [[gnu::always_inline]] inline bool hop_from(Cycle now, Scheduler& s);
+  // ingest_hop() when late credits wait (kLateNote): folds them in, then as ingest_hop(), with
+  // a pass-through whose credit goes back late as well.
+  [[gnu::noinline]] void ingest_late(Cycle now, Scheduler& s);
   // ingest() beyond its one-link fast path: every link that may hold something, the credits
   // returned, the edge ingress ports.
   [[gnu::noinline]] void ingest_links(TileId self, Cycle now, Scheduler& s);
@@ -420,6 +484,7 @@ class alignas(64) Router {
   void return_credit(const Lane& lane, Dir from, TileId self, Cycle now, Scheduler& s) {
     if (Link* up = in_link(from)) {
       if (lane.credit_back) return credit_back(lane, up, s);
+      if (lane.pass_here & Lane::kLateBack) return late_back(lane, from, up, now, s);
       if (up->cross_worker) return s.post_credit(up->src, up->index, now + 1, lane.colour);
       up->credits.push({now + 1, lane.colour});
       if (up->same_worker) s.wake_next(up->src);
@@ -436,6 +501,21 @@ class alignas(64) Router {
     // Mostly woken already: src was stepped before this router this cycle, and so was its
     // own upstream, whose wavelet to src wakes it for the next cycle (a busy route).
     s.wake_next_unless_due(up->src);
+  }
+  // return_credit() on a hop whose credits go back late (Lane::kLateBack), from its in link `up`
+  // on side `from`: noted at src for this cycle's parity (see kLateNote), src woken for the next
+  // cycle, whose step folds it in. (Mostly not due then yet: src comes after this router.)
+  void late_back(const Lane& lane, Dir from, const Link* up, Cycle now, Scheduler& s) {
+    Router* src = up->credit_into;
+    const size_t p = size_t(now & 1);
+    const uint32_t n = src->late_n_[p];
+#ifdef WSE_CHECK_INVARIANTS
+    if (n == kLateSlots) throw std::logic_error("router " + to_string(src->where) + ": more late credits in a cycle than Mesh::assign_notes allowed");
+#endif
+    src->late_[p][n] = uint8_t(uint32_t(src->lane_of[lane.colour]) << 3 | uint32_t(opposite(from)));
+    src->late_n_[p] = uint8_t(n + 1);
+    src->noted_in |= kLateNote;
+    s.wake_next(up->src);
   }
   void apply_switch(Lane& lane, LaneExt& e, SwitchCommand cmd, TileId self, Cycle now, Scheduler& s);
   void take_held(Lane& lane, LaneExt& e);

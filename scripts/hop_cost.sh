@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # What a wavelet's hop costs, counted rather than timed: instructions and simulated cache misses
 # per hop of the saturated 512-router row (bench_fabric's BM_SaturatedRow, one thread), under
-# valgrind's callgrind with its cache model, collected inside Wafer::run only; then the same for
-# the lean row (BM_LeanRow, benchmarks/lean_row.hpp: the row's rules without the engine), inside
-# LeanRow::run. The counts do not depend on the host's load, so on a noisy machine they compare
+# valgrind's callgrind with its cache model, collected inside Wafer::run only; the same for the
+# lean row (BM_LeanRow, benchmarks/lean_row.hpp: the row's rules without the engine), inside
+# LeanRow::run; then the row run east to west (BM_SaturatedRowWest: its hops' credits go back
+# late, Router::kLateNote). The counts do not depend on the host's load, so on a noisy machine they compare
 # two binaries where wall times cannot (docs/performance-history.md, eleventh round). The cache
 # model is fixed, not the host's: a 32 KiB 8-way first level and a 512 KiB 8-way last level (one
 # core of the EPYC hosts this was tuned on), 64-byte lines; it ignores prefetch instructions.
@@ -16,7 +17,7 @@ set -euo pipefail
 # OTHER/bench_fabric is the caller's path: made absolute before the script moves to the tree's root.
 case "${1:-}" in
   -h | --help)
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
   -*)
@@ -75,3 +76,5 @@ EOF
 count "saturated row" "^BM_SaturatedRow/W:$width/K:$wavelets/threads:1/" 'wse::Wafer::run*'
 # (A bench_fabric from before the lean row has none: its count says so, and the script ends there.)
 count "lean row" "^BM_LeanRow/W:$width/K:$wavelets/" 'wse::bench::LeanRow::run*'
+# (The row run east to west last: a bench_fabric from before the fifty-sixth round has none.)
+count "saturated row west" "^BM_SaturatedRowWest/W:$width/K:$wavelets/threads:1/" 'wse::Wafer::run*'

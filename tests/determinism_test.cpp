@@ -72,28 +72,38 @@ TEST(Determinism, TheReportSaysHowARunWasSharedAmongItsWorkers) {
 
 // A congested fabric (many flows crossing block boundaries, backpressure from slow PEs) gives
 // the same arrival cycle for every wavelet at any thread count.
-MachineSpec congested_spec() {
-  MachineSpec s = test::spec(2);
+MachineSpec congested_spec(uint32_t hop_latency = 2) {
+  MachineSpec s = test::spec(hop_latency);
   s.io_bytes_per_cycle = 20;  // 5 wavelets/cycle shared by 12 ports: rational rates
   return s;
 }
 constexpr MeshShape kCongested{12, 12};
 
-void build_congested(Wafer& wafer) {
+// Every row carries colour (y % 2) west -> east; every even column colour 3 north -> south.
+// `rotated`: the same fabric turned half a turn (tile (x, y) at (w-1-x, h-1-y), every side its
+// opposite), built in the same order: every row east -> west and every column south -> north,
+// hops whose dst comes before their src in tile order (Lane::kLateBack at one worker). By the
+// symmetry each arrival is the unturned fabric's, and each link's counters its turned link's.
+Coord turned(Coord c, bool rotated) { return rotated ? Coord{kCongested.width - 1 - c.x, kCongested.height - 1 - c.y} : c; }
+Dir turned(Dir d, bool rotated) { return rotated && d != Dir::Ramp ? opposite(d) : d; }
+
+void build_congested(Wafer& wafer, bool rotated = false) {
   const uint32_t w = kCongested.width, h = kCongested.height;
   Mesh& m = wafer.mesh();
-  // Every row carries colour (y % 2) west -> east; every column y-odd colour 2+(x%2) north -> south.
+  const auto route = [&](Coord c, Colour col, Dir rx, Dir tx) {
+    m.set_route(turned(c, rotated), col, Route::make(turned(rx, rotated), {turned(tx, rotated)}));
+  };
   for (uint32_t y = 0; y < h; ++y) {
-    for (uint32_t x = 0; x < w; ++x) m.set_route({x, y}, Colour(y % 2), Route::make(Dir::West, {Dir::East}));
-    IngressPort& in = m.add_ingress({0, y}, Dir::West);
+    for (uint32_t x = 0; x < w; ++x) route({x, y}, Colour(y % 2), Dir::West, Dir::East);
+    IngressPort& in = m.add_ingress(turned({0, y}, rotated), turned(Dir::West, rotated));
     for (uint32_t k = 0; k < 200; ++k) in.enqueue(Wavelet{y * 1000 + k, Colour(y % 2)});
-    m.add_egress({w - 1, y}, Dir::East);
+    m.add_egress(turned({w - 1, y}, rotated), turned(Dir::East, rotated));
   }
   for (uint32_t x = 0; x < w; x += 2) {
-    for (uint32_t y = 0; y < h; ++y) m.set_route({x, y}, 3, Route::make(Dir::North, {Dir::South}));
-    IngressPort& in = m.add_ingress({x, 0}, Dir::North);
+    for (uint32_t y = 0; y < h; ++y) route({x, y}, 3, Dir::North, Dir::South);
+    IngressPort& in = m.add_ingress(turned({x, 0}, rotated), turned(Dir::North, rotated));
     for (uint32_t k = 0; k < 300; ++k) in.enqueue(Wavelet{x * 1000 + k, 3});
-    m.add_egress({x, h - 1}, Dir::South);
+    m.add_egress(turned({x, h - 1}, rotated), turned(Dir::South, rotated));
   }
 }
 
@@ -110,9 +120,10 @@ std::vector<EgressArrival> arrivals_of(const Mesh& m) {
 }
 
 std::vector<EgressArrival> congested_run(unsigned threads, EngineResult* engine = nullptr,
-                                         std::vector<uint64_t>* link_counters = nullptr, bool every_run_ahead_level = false) {
+                                         std::vector<uint64_t>* link_counters = nullptr, bool every_run_ahead_level = false,
+                                         bool rotated = false) {
   Wafer wafer(congested_spec(), kCongested);
-  build_congested(wafer);
+  build_congested(wafer, rotated);
   Mesh& m = wafer.mesh();
   wafer.finalize(threads);
   RunHooks hooks;
@@ -129,6 +140,55 @@ void expect_arrivals(const std::vector<EgressArrival>& many, const std::vector<E
   for (size_t i = 0; i < one.size(); ++i) {
     EXPECT_EQ(many[i].cycle, one[i].cycle) << i << ", " << threads << " threads";
     EXPECT_EQ(many[i].wavelet.payload, one[i].wavelet.payload) << i << ", " << threads << " threads";
+  }
+}
+
+// Each link's counters keyed by where the link would be in the unturned fabric (its source tile
+// and side turned back: build_congested), in that order.
+std::vector<std::array<uint64_t, 6>> link_counters_unturned(const Mesh& m, bool rotated) {
+  std::vector<std::array<uint64_t, 6>> c;
+  for (const Link& l : m.links()) {
+    const Coord at = turned(m.shape().coord(l.src), rotated);
+    c.push_back({at.x, at.y, uint64_t(turned(l.dir, rotated)), l.counters.wavelets, l.counters.busy_cycles(), l.counters.backpressure_cycles});
+  }
+  std::sort(c.begin(), c.end());
+  return c;
+}
+
+// The congested fabric turned half a turn (every flow east -> west or south -> north, so at one
+// worker no hop's credits can go straight back, and every one goes back late, Router::kLateNote):
+// every arrival the unturned fabric's in cycle and payload, and every link's counters its turned
+// link's (an independent check of the late credits' timing: the unturned fabric's hops hand theirs
+// straight back), at 1 worker, and at 2 and 3 with every run-ahead level taken every cycle; with
+// hops of 2 cycles, as the other congested-fabric tests, and of 1, where a late credit folded in a
+// cycle early (a router's own returns at `now` taken for those at `now - 1`) changes arrivals.
+TEST(Determinism, TheCongestedFabricTurnedHalfATurnArrivesAsItDoes) {
+  for (uint32_t latency : {2u, 1u}) {
+    Wafer plain(congested_spec(latency), kCongested);
+    build_congested(plain);
+    plain.finalize(1);
+    plain.run(1'000'000);
+    const auto one = arrivals_of(plain.mesh());
+    const auto one_links = link_counters_unturned(plain.mesh(), false);
+    ASSERT_EQ(one.size(), 12u * 200 + 6u * 300);
+    for (unsigned threads : {1u, 2u, 3u}) {
+      Wafer wafer(congested_spec(latency), kCongested);
+      build_congested(wafer, true);
+      wafer.finalize(threads);
+      const std::string what = std::to_string(threads) + " threads, hops of " + std::to_string(latency) + " cycles";
+      if (threads == 1) {
+        size_t late = 0;
+        for (TileId t = 0; t < kCongested.tiles(); ++t)
+          for (const Lane& lane : wafer.mesh().router(t)->lanes) late += (lane.pass_here & Lane::kLateBack) != 0;
+        EXPECT_EQ(late, 12u * 11 + 6u * 11) << what;  // every lane fed by a hop
+      }
+      RunHooks hooks;
+      hooks.every_run_ahead_level = true;
+      const WaferRun run = wafer.run(1'000'000, hooks);
+      expect_arrivals(arrivals_of(wafer.mesh()), one, threads);
+      EXPECT_EQ(link_counters_unturned(wafer.mesh(), true), one_links) << what;
+      if (threads > 1) { EXPECT_GT(run.engine.steps_further_ahead, 1000u) << what; }
+    }
   }
 }
 
@@ -317,17 +377,19 @@ TEST(Determinism, AnEngineRunOnAnotherPartitionThanTheMeshsIsRefused) {
   EXPECT_EQ(tiles.steps, 1u);  // the refused runs stepped nothing
 }
 
-// A hop's dst returns credits straight into its src's lane (Link::credit_into) instead of through
+// A hop's dst returns credits straight into its src's lane (Lane::credit_back) instead of through
 // the link's queue only when src is stepped before dst in every cycle, so that src, having
 // stepped, sees the credit from the next cycle on as it would from the queue. The order a worker
 // steps a cycle's tiles in (fabric/cycle_engine.hpp): with run-ahead, the tiles deeper in its
 // band first (how many hops from a tile linked to another worker's, at most
 // Mesh::kRunAheadLevels; how many of those depths a cycle's first pass takes depends on the
-// host), each depth in tile order; without, tile order. Checked on flows in all four directions,
-// for row bands, several bands per worker and column bands: every hop that takes the shortcut is
-// ordered so in all of them, and every hop that is takes it. The depths here are worked out
-// independently: the bands are whole rows or columns, so a tile's hops to its band's edge are
-// its grid distance to the nearest band-edge tile of its worker.
+// host), each depth in tile order; without, tile order. Every other hop inside a band returns
+// them late (Lane::kLateBack, into src's Router::late_), and a hop between two bands as mail.
+// Checked on flows in all four directions, for row bands, several bands per worker and column
+// bands: every hop that takes the straight way is ordered so in all of them, and every hop that
+// is takes it. The depths here are worked out independently: the bands are whole rows or
+// columns, so a tile's hops to its band's edge are its grid distance to the nearest band-edge
+// tile of its worker.
 TEST(Determinism, CreditsGoStraightBackOnlyToARouterSteppedEarlierInEveryCycle) {
   struct Case {
     MeshShape shape;
@@ -375,18 +437,57 @@ TEST(Determinism, CreditsGoStraightBackOnlyToARouterSteppedEarlierInEveryCycle) 
       const bool earlier_in_tile_order = l.src < l.dst;
       const bool deeper_or_as_deep = depth[l.src] >= depth[l.dst];
       const bool ordered = one_worker && earlier_in_tile_order && deeper_or_as_deep;
-      EXPECT_EQ(l.credit_into != nullptr, ordered)
-          << c.workers << " workers, hop " << to_string(c.shape.coord(l.src)) << " -> " << to_string(c.shape.coord(l.dst));
-      if (!l.credit_into) continue;
-      ++straight;
-      EXPECT_EQ(l.credit_into, m.router(l.src));
-      // The lane at dst that receives over this hop points at its sender's credit count toward it.
+      const std::string hop = std::to_string(c.workers) + " workers, hop " + to_string(c.shape.coord(l.src)) + " -> " +
+                              to_string(c.shape.coord(l.dst));
+      EXPECT_EQ(l.credit_into, one_worker ? m.router(l.src) : nullptr) << hop;
+      straight += ordered;
+      // The lane at dst that receives over this hop points at its sender's credit count toward
+      // it when the hop is ordered so, and returns its credits late when it is not.
       const Router& dst = *m.router(l.dst);
-      for (const Lane& lane : dst.lanes)
-        if (lane.rx == opposite(l.dir)) { EXPECT_EQ(lane.credit_back, &m.router(l.src)->lane(lane.colour)->credits[size_t(l.dir)]); }
+      for (const Lane& lane : dst.lanes) {
+        if (lane.rx != opposite(l.dir)) continue;
+        EXPECT_EQ(lane.credit_back, ordered ? &m.router(l.src)->lane(lane.colour)->credits[size_t(l.dir)] : nullptr) << hop;
+        EXPECT_EQ(bool(lane.pass_here & Lane::kLateBack), one_worker && !ordered) << hop;
+      }
     }
     EXPECT_GT(straight, hops / 4) << c.workers << " workers";  // most same-worker hops east or south take it
     if (c.workers == 1) { EXPECT_EQ(straight, hops / 2); }          // one worker: exactly the hops east and south
+  }
+}
+
+// A router has room for Router::kLateSlots late credits a cycle; where its neighbours could
+// return more, none of theirs goes back late (Router::late_refused), and they take the link's
+// queue. By hand: router (2, 1) of a 3 x 3 mesh sends three colours west to (1, 1), which sends
+// them on west, north and south, and three north to (2, 0), which sends them north, east and
+// west: both hops' dst comes first in tile order, and each of the two can pop three lanes in a
+// cycle, six in all. Without the sixth colour, five: all late. Every wavelet arrives either way.
+TEST(Determinism, ARouterTakesNoMoreLateCreditsACycleThanItHasRoomFor) {
+  for (const Colour colours : {Colour(6), Colour(5)}) {
+    Wafer wafer(test::spec(1), {3, 3});
+    Mesh& m = wafer.mesh();
+    const auto r = [](Dir rx, Dir tx) { return Route::make(rx, {tx}); };
+    // colour: the route at (2, 1), then along its way to an egress port.
+    m.set_route({2, 1}, 0, r(Dir::East, Dir::West)), m.set_route({1, 1}, 0, r(Dir::East, Dir::West)), m.set_route({0, 1}, 0, r(Dir::East, Dir::West));
+    m.set_route({2, 1}, 1, r(Dir::East, Dir::West)), m.set_route({1, 1}, 1, r(Dir::East, Dir::North)), m.set_route({1, 0}, 1, r(Dir::South, Dir::North));
+    m.set_route({2, 1}, 2, r(Dir::East, Dir::West)), m.set_route({1, 1}, 2, r(Dir::East, Dir::South)), m.set_route({1, 2}, 2, r(Dir::North, Dir::South));
+    m.set_route({2, 1}, 3, r(Dir::East, Dir::North)), m.set_route({2, 0}, 3, r(Dir::South, Dir::North));
+    m.set_route({2, 1}, 4, r(Dir::East, Dir::North)), m.set_route({2, 0}, 4, r(Dir::South, Dir::East));
+    if (colours == 6) m.set_route({2, 1}, 5, r(Dir::East, Dir::North)), m.set_route({2, 0}, 5, r(Dir::South, Dir::West)), m.set_route({1, 0}, 5, r(Dir::East, Dir::West)), m.set_route({0, 0}, 5, r(Dir::East, Dir::West));
+    IngressPort& in = m.add_ingress({2, 1}, Dir::East);
+    for (uint32_t k = 0; k < 300; ++k) in.enqueue(Wavelet{k, Colour(k % colours)});
+    m.add_egress({0, 1}, Dir::West), m.add_egress({1, 0}, Dir::North), m.add_egress({1, 2}, Dir::South);
+    m.add_egress({2, 0}, Dir::North), m.add_egress({2, 0}, Dir::East);
+    if (colours == 6) m.add_egress({0, 0}, Dir::West);
+    wafer.finalize(1);
+    const std::string what = std::to_string(colours) + " colours";
+    EXPECT_EQ(m.router(m.shape().id({2, 1}))->late_refused, colours == 6) << what;
+    for (const Coord dst : {Coord{1, 1}, Coord{2, 0}})
+      for (const Lane& lane : m.router(m.shape().id(dst))->lanes) {
+        EXPECT_EQ(lane.credit_back, nullptr) << what;
+        EXPECT_EQ(bool(lane.pass_here & Lane::kLateBack), colours == 5) << what << ", " << to_string(dst) << " colour " << int(lane.colour);
+      }
+    wafer.run(100'000);
+    EXPECT_EQ(arrivals_of(m).size(), 300u) << what;
   }
 }
 
