@@ -120,10 +120,9 @@ std::vector<EgressArrival> arrivals_of(const Mesh& m) {
 }
 
 std::vector<EgressArrival> congested_run(unsigned threads, EngineResult* engine = nullptr,
-                                         std::vector<uint64_t>* link_counters = nullptr, bool every_run_ahead_level = false,
-                                         bool rotated = false) {
+                                         std::vector<uint64_t>* link_counters = nullptr, bool every_run_ahead_level = false) {
   Wafer wafer(congested_spec(), kCongested);
-  build_congested(wafer, rotated);
+  build_congested(wafer);
   Mesh& m = wafer.mesh();
   wafer.finalize(threads);
   RunHooks hooks;
