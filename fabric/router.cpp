@@ -157,19 +157,29 @@ inline bool Router::hop_from(Cycle now, Scheduler& s) {
   return true;
 }
 
+template <bool kLate>
+bool Router::hop_one(uint32_t in_m, Cycle now, Scheduler& s) {
+  // A case per single link: in each, the link's line of ports is at a place known from the
+  // router's address alone, so its loads need not wait for the masks' (the branch is
+  // predicted): one load fewer in a row on the hop's path (with the straight pass-through's
+  // out link, below, the saturated row 1.15-1.2x faster: docs/performance-history.md,
+  // twenty-fifth round). The mask itself picks the case (a jump table), where a test for one
+  // bit, its index and a chain of compares did.
+  switch (in_m) {
+    case 0: return kLate;  // no link: ingest_late()'s late credits were the whole ingest
+    case bit(Dir::North): return hop_from<int(Dir::North), kLate>(now, s);
+    case bit(Dir::East): return hop_from<int(Dir::East), kLate>(now, s);
+    case bit(Dir::South): return hop_from<int(Dir::South), kLate>(now, s);
+    case bit(Dir::West): return hop_from<int(Dir::West), kLate>(now, s);
+    case bit(Dir::Ramp): return hop_from<int(Dir::Ramp), kLate>(now, s);
+    default: return false;  // several links (or, with kLateNote, late credits too: ingest_hop())
+  }
+}
+
 void Router::ingest_late(Cycle now, Scheduler& s) {
   // The late credits first: a pass-through below reads the credit count.
   const bool more = fold_late(now);
-  bool took = false;
-  switch (noted_in & ~kLateNote) {
-    case 0: took = true; break;
-    case bit(Dir::North): took = hop_from<int(Dir::North), true>(now, s); break;
-    case bit(Dir::East): took = hop_from<int(Dir::East), true>(now, s); break;
-    case bit(Dir::South): took = hop_from<int(Dir::South), true>(now, s); break;
-    case bit(Dir::West): took = hop_from<int(Dir::West), true>(now, s); break;
-    case bit(Dir::Ramp): took = hop_from<int(Dir::Ramp), true>(now, s); break;
-    default: break;  // several
-  }
+  const bool took = hop_one<true>(noted_in & ~kLateNote, now, s);
   // (hop_from() may have cleared the byte; ingest_links() folds again, finding nothing more.)
   noted_in = more ? uint8_t(noted_in | kLateNote) : uint8_t(noted_in & ~kLateNote);
   if (!took) ingest_links(tile, now, s);
@@ -177,24 +187,9 @@ void Router::ingest_late(Cycle now, Scheduler& s) {
 
 void Router::ingest_hop(Cycle now, Scheduler& s) {
   const uint32_t in_m = noted_in;
-  // A case per single link: in each, the link's line of ports is at a place known from the
-  // router's address alone, so its loads need not wait for the masks' (the branch is
-  // predicted): one load fewer in a row on the hop's path (with the straight pass-through's
-  // out link, below, the saturated row 1.15-1.2x faster: docs/performance-history.md,
-  // twenty-fifth round). The mask itself picks the case (a jump table), where a test for one
-  // bit, its index and a chain of compares did.
-  bool took = false;
-  switch (in_m) {
-    case bit(Dir::North): took = hop_from<int(Dir::North), false>(now, s); break;
-    case bit(Dir::East): took = hop_from<int(Dir::East), false>(now, s); break;
-    case bit(Dir::South): took = hop_from<int(Dir::South), false>(now, s); break;
-    case bit(Dir::West): took = hop_from<int(Dir::West), false>(now, s); break;
-    case bit(Dir::Ramp): took = hop_from<int(Dir::Ramp), false>(now, s); break;
-    default:  // none, or several links, or late credits to fold in first (ingest_late())
-      if (in_m & kLateNote) return ingest_late(now, s);
-      break;
-  }
-  if (!took) ingest_links(tile, now, s);
+  if (hop_one<false>(in_m, now, s)) return;
+  if (in_m & kLateNote) return ingest_late(now, s);  // late credits to fold in first
+  ingest_links(tile, now, s);
 }
 
 void Router::ingest_links(TileId self, Cycle now, Scheduler& s) {

@@ -135,6 +135,19 @@ class alignas(64) Router {
   // Folds in the late credits returned at now - 1; whether some returned at now still wait.
   bool fold_late(Cycle now) {
     const size_t p = size_t(~now & 1);
+    fold_parity(p);
+    return late_n_[p ^ 1] != 0;
+  }
+  // Between runs (publish_reads(), Mesh::assign_notes): every late credit, all of them visible
+  // by the next run's first cycle.
+  void fold_all_late() {
+    fold_parity(0), fold_parity(1);
+    noted_in &= uint8_t(~kLateNote);
+  }
+
+ private:
+  // The late credits returned in cycles of parity p, into their lanes.
+  void fold_parity(size_t p) {
     if (const uint32_t n = late_n_[p]) {
       for (uint32_t k = 0; k < n; ++k) {
         const uint8_t e = late_[p][k];
@@ -143,21 +156,9 @@ class alignas(64) Router {
       late_n_[p] = 0;
       sleep_ |= kWoken;  // (as a credit taken from a queue: forward() looks again)
     }
-    return late_n_[p ^ 1] != 0;
   }
-  // Between runs (publish_reads(), Mesh::assign_notes): every late credit, all of them visible
-  // by the next run's first cycle.
-  void fold_all_late() {
-    for (size_t p = 0; p < 2; ++p) {
-      for (uint32_t k = 0; k < late_n_[p]; ++k) {
-        const uint8_t e = late_[p][k];
-        ++lanes[size_t(e >> 3)].credits[e & 7];
-      }
-      if (late_n_[p]) sleep_ |= kWoken;
-      late_n_[p] = 0;
-    }
-    noted_in &= uint8_t(~kLateNote);
-  }
+
+ public:
 
   // Each link, per direction and way, next to where this router reads its queue (the credits of
   // an outgoing link, the wavelets of an incoming one), so the next entry's address is known
@@ -409,6 +410,11 @@ class alignas(64) Router {
   // False: the step is not a plain hop, left to ingest_links() untouched.
   template <int kFrom, bool kLate>
   [[gnu::always_inline]] inline bool hop_from(Cycle now, Scheduler& s);
+  // hop_from() for the one link that in_m, a mask of in links, names: false for several (or when
+  // hop_from() leaves the step to ingest_links()), and for none kLate (ingest_late(), whose late
+  // credits were the step's whole ingest).
+  template <bool kLate>
+  [[gnu::always_inline]] inline bool hop_one(uint32_t in_m, Cycle now, Scheduler& s);
   // ingest_hop() when late credits wait (kLateNote): folds them in, then as ingest_hop(), with
   // a pass-through whose credit goes back late as well.
   [[gnu::noinline]] void ingest_late(Cycle now, Scheduler& s);
