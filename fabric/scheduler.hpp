@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -53,7 +54,7 @@ static_assert(sizeof(Wake) == 24 && std::is_trivially_destructible_v<Wake>, "a w
 // The wakes one worker posts for another's tiles during a cycle, and what they carry. The poster
 // writes the entries and its own count of them; the count the owner reads is stored once a
 // cycle (publish(), before the poster's vote at the barrier), on a line of its own, and the
-// owner's read position on another. So a cycle's posts cost the two cores one line for the
+// owner's read position on another (with the owner's copies of the ring's size and place). So a cycle's posts cost the two cores one line for the
 // count and a line for every two or three entries, where a tail stored at every post (a link
 // queue's) had the owner's read of it, at the start of the next cycle while the poster was
 // already posting again, take the line back from under each post (a wake with a flit or credit
@@ -66,7 +67,8 @@ class alignas(64) Mailbox {
   // poster makes the next cycle's, so the ring holds two cycles' worth.
   explicit Mailbox(size_t per_cycle)
       : mask_(std::bit_ceil(uint32_t(std::max<size_t>(2 * per_cycle, 2))) - 1),
-        ring_(static_cast<Wake*>(::operator new[]((size_t(mask_) + 1) * sizeof(Wake), std::align_val_t{64}))) {
+        ring_(static_cast<Wake*>(::operator new[]((size_t(mask_) + 1) * sizeof(Wake), std::align_val_t{64}))),
+        owner_mask_(mask_), owner_ring_(ring_.get()) {
     std::uninitialized_value_construct_n(ring_.get(), size_t(mask_) + 1);  // (lines of its own: no other heap block's)
   }
   Mailbox(const Mailbox&) = delete;
@@ -88,9 +90,9 @@ class alignas(64) Mailbox {
   template <class Take>
   void take_all(Take&& take) {
     const uint32_t tail = published_.load(std::memory_order_acquire);
-    if (tail - head_ > mask_ + 1) [[unlikely]]
+    if (tail - head_ > owner_mask_ + 1) [[unlikely]]
       throw std::logic_error("scheduler mailbox overflow (more wakes in two cycles than it was sized for)");
-    for (; head_ != tail; ++head_) take(ring_[head_ & mask_]);
+    for (; head_ != tail; ++head_) take(owner_ring_[head_ & owner_mask_]);
   }
 
  private:
@@ -102,6 +104,17 @@ class alignas(64) Mailbox {
   std::unique_ptr<Wake[], Free> ring_;
   alignas(64) std::atomic<uint32_t> published_{0};  // stored by the poster once a cycle
   alignas(64) uint32_t head_ = 0;                   // the owner's
+  // The owner's copies of the ring's size and place, beside its read position: read from the
+  // poster's line, beside the count it writes at every post, they took that line from the
+  // poster's core once a cycle, and the poster's next post took it back.
+  uint32_t owner_mask_;
+  const Wake* owner_ring_;
+  static void lines_apart() {  // (in a member, where the class is complete)
+    static_assert(offsetof(Mailbox, owner_ring_) / 64 == offsetof(Mailbox, head_) / 64 &&
+                      offsetof(Mailbox, head_) / 64 != offsetof(Mailbox, ring_) / 64 &&
+                      offsetof(Mailbox, published_) / 64 != offsetof(Mailbox, ring_) / 64,
+                  "the poster's line, the count's and the owner's are three lines");
+  }
 };
 
 class Scheduler {
