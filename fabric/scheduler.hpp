@@ -54,13 +54,13 @@ static_assert(sizeof(Wake) == 24 && std::is_trivially_destructible_v<Wake>, "a w
 // The wakes one worker posts for another's tiles during a cycle, and what they carry. The poster
 // writes the entries and its own count of them; the count the owner reads is stored once a
 // cycle (publish(), before the poster's vote at the barrier), on a line of its own, and the
-// owner's read position on another (with the owner's copies of the ring's size and place). So a cycle's posts cost the two cores one line for the
-// count and a line for every two or three entries, where a tail stored at every post (a link
-// queue's) had the owner's read of it, at the start of the next cycle while the poster was
-// already posting again, take the line back from under each post (a wake with a flit or credit
-// is posted for every wavelet crossing a band edge: docs/performance-history.md, fifty-second
-// round). (A Boost.Lockfree spsc_queue did the same with each post reading the consumer's index
-// as well: sixteenth round.)
+// owner's read position on another (with the owner's copies of the ring's size and place). So a
+// cycle's posts cost the two cores one line for the count and a line for every two or three
+// entries, where a tail stored at every post (a link queue's) had the owner's read of it, at the
+// start of the next cycle while the poster was already posting again, take the line back from
+// under each post (a wake with a flit or credit is posted for every wavelet crossing a band
+// edge: docs/performance-history.md, fifty-second round). (A Boost.Lockfree spsc_queue did the
+// same with each post reading the consumer's index as well: sixteenth round.)
 class alignas(64) Mailbox {
  public:
   // `per_cycle`: the most one cycle can post. The owner drains a cycle's posts while the
