@@ -162,7 +162,7 @@ bool Router::hop_one(uint32_t in_m, Cycle now, Scheduler& s) {
   // A case per single link: in each, the link's line of ports is at a place known from the
   // router's address alone, so its loads need not wait for the masks' (the branch is
   // predicted): one load fewer in a row on the hop's path (with the straight pass-through's
-  // out link, below, the saturated row 1.15-1.2x faster: docs/performance-history.md,
+  // out link, in hop_from(), the saturated row 1.15-1.2x faster: docs/performance-history.md,
   // twenty-fifth round). The mask itself picks the case (a jump table), where a test for one
   // bit, its index and a chain of compares did.
   switch (in_m) {

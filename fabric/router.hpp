@@ -159,7 +159,6 @@ class alignas(64) Router {
   }
 
  public:
-
   // Each link, per direction and way, next to where this router reads its queue (the credits of
   // an outgoing link, the wavelets of an incoming one), so the next entry's address is known
   // without the link's line (LinkQueue::Reader). Links set by Mesh::build_links, readers by
