@@ -32,6 +32,15 @@
 #   OLD=PATH   another wse binary (an older commit's), also run at one thread in each round: its
 #              time over this binary's at one thread (1 is added to the counts if missing); its
 #              results are compared too, and only reported
+#   PROBE=PATH a benchmark that measures a cache line's round trip between two cores (default
+#              bench_barrier beside WSE, when it is there and the host has 2 or more hardware
+#              threads; PROBE=none: no probe). It runs before and after every run (about 0.2 s
+#              each), and each run's line shows both figures. Some hosts have spells in which
+#              that round trip is several times its usual (virtual CPUs placed farther apart),
+#              and runs on several workers are then slower while one thread is not
+#              (docs/performance.md, "Two threads at worst 1.3x one"). The summary splits each
+#              count's speed-ups into the runs whose round trips stayed within twice the lowest
+#              the script measured, and the others.
 #
 # Exit code 2 for a usage error (or a config wse refuses), 1 when runs of one binary differ.
 # Never run by CI as a timing; a test (ThreadsScript) runs it on a small GEMV for the check.
@@ -41,7 +50,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 usage() { echo "threads: $1 (usage: bash scripts/threads.sh [CONFIG [COUNT...]]; see the script's header)" >&2; exit 2; }
 case "${1:-}" in
   -h | --help)
-    sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
   -*) usage "unknown option $1" ;;
@@ -75,6 +84,19 @@ old="${OLD:-}"
 # OLD is set beside this binary's one-thread run: run one if the counts do not.
 if [ -n "$old" ] && ! printf '%s\n' "${counts[@]}" | grep -qx 1; then counts=(1 "${counts[@]}"); fi
 command -v python3 >/dev/null || usage "python3 is needed to read the reports (bash scripts/setup.sh installs it)"
+probe="${PROBE:-}"
+if [ -z "$probe" ]; then
+  probe="$(dirname "$wse")/bench_barrier"
+  { [ -x "$probe" ] && [ "$(nproc)" -ge 2 ]; } || probe=none
+fi
+[ "$probe" = none ] || [ -x "$probe" ] || usage "PROBE=$probe: no such executable"
+# The host's line round trip between two cores now, in ns ("?" if the probe gave none).
+round_trip() {
+  [ "$probe" = none ] && { echo "?"; return; }
+  local ns
+  ns=$("$probe" --benchmark_filter='^BM_CycleBarrier' 2>/dev/null | grep -o 'line_round_trip_ns=[0-9.]*' | head -1 | cut -d= -f2)
+  echo "${ns:-?}"
+}
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -104,15 +126,17 @@ for ((r = 0; r < rounds; ++r)); do
       *) args=(--threads "$label") ;;
     esac
     rc=0
+    before=$(round_trip)
     "$bin" run "$config" "${args[@]}" --out "$out" >"$tmp/log" 2>&1 || rc=$?
+    after=$(round_trip)
     if [ "$rc" -ne 0 ]; then
       echo "threads: $bin run $config ${args[*]} failed (exit $rc):" >&2
       tail -20 "$tmp/log" >&2
       exit $((rc == 2 ? 2 : 1))
     fi
-    python3 - "$out" "$label" "$((r + 1))" >>"$runs" <<'EOF'
+    python3 - "$out" "$label" "$((r + 1))" "$before" "$after" >>"$runs" <<'EOF'
 import hashlib, json, os, sys
-out, label, rnd = sys.argv[1], sys.argv[2], sys.argv[3]
+out, label, rnd, before, after = sys.argv[1:6]
 report = json.load(open(os.path.join(out, "report.json")))
 seconds = report.get("host_seconds_per_step", report.get("host_seconds"))
 if seconds is None:
@@ -151,13 +175,14 @@ for root, _, files in os.walk(out):
         if rel in ("report.json", ".wse-run") or f.endswith(".png"):
             continue
         parts[rel] = hashlib.sha256(open(os.path.join(root, f), "rb").read()).hexdigest()
-print("\t".join([rnd, label, repr(float(seconds)), str(used), json.dumps(parts, sort_keys=True), json.dumps(lost)]))
+print("\t".join([rnd, label, repr(float(seconds)), str(used), json.dumps(parts, sort_keys=True), json.dumps(lost), before, after]))
 EOF
     # Each run's line, with how far the script is and when it should end (from the runs so far).
     done_runs=$((done_runs + 1))
     left=$(( ($(date +%s) - began) * (total - done_runs) / done_runs ))
     tail -1 "$runs" | awk -F'\t' -v k="$done_runs" -v n="$total" -v eta="$left" \
-      '{printf "  round %s: %-8s %8.3f s  (threads: %s)   [%d/%d runs, ETA %dm%02ds]\n", $1, $2, $3, $4, k, n, eta / 60, eta % 60}'
+      '{rt = ($7 == "?" && $8 == "?") ? "" : sprintf("  round trip %s / %s ns", $7 == "?" ? "?" : sprintf("%.0f", $7), $8 == "?" ? "?" : sprintf("%.0f", $8));
+        printf "  round %s: %-8s %8.3f s  (threads: %s)%s   [%d/%d runs, ETA %dm%02ds]\n", $1, $2, $3, $4, rt, k, n, eta / 60, eta % 60}'
   done
 done
 
@@ -165,15 +190,20 @@ python3 - "$runs" "${counts[@]}" <<'EOF'
 import json, statistics, sys
 runs_file, counts = sys.argv[1], sys.argv[2:]
 runs = []
+trip_by = {}  # (label, round) -> the larger of the round trips measured before and after the run
 for line in open(runs_file):
-    rnd, label, secs, used, parts, lost = line.rstrip("\n").split("\t")
+    rnd, label, secs, used, parts, lost, before, after = line.rstrip("\n").split("\t")
     runs.append((int(rnd), label, float(secs), used, json.loads(parts), json.loads(lost)))
+    trips = [float(x) for x in (before, after) if x != "?"]
+    if trips:
+        trip_by[(label, int(rnd))] = max(trips)
 by = {}
 lost_by = {}
 for rnd, label, secs, used, parts, lost in runs:
     by.setdefault(label, {})[rnd] = (secs, used, parts)
     if lost:
         lost_by.setdefault(label, {})[rnd] = lost
+lowest = min(trip_by.values()) if trip_by else None
 base = "1" if "1" in counts else counts[0]
 print()
 print(f"{'count':<8} {'threads':>7} {'median s':>9} {'fastest':>9} {'slowest':>9}   speed-up over {base} in the same round: best / median / worst")
@@ -197,6 +227,21 @@ for label in counts + (["old"] if "old" in by else []):
             share.append(l["mean"])
         print(f"{'':<8} {'':>7} waiting {100 * statistics.median(share):.0f}% of a worker's time (mean of the workers); "
               f"over {base}, had none waited: {statistics.median(alone):.2f}x, and with even work: {statistics.median(even):.2f}x")
+    if label != base and lowest and any(int(u) > 1 for u in used if u.isdigit()):
+        # The same speed-ups, split by the host's line round trip around each run: within twice
+        # the lowest the script measured, or above (a slow spell of the host's, in which every
+        # line the workers pass each other costs that much more).
+        def spread(rs):
+            ratios = sorted(by[base][r][0] / rows[r][0] for r in rs)
+            return f"{ratios[-1]:.2f}x / {statistics.median(ratios):.2f}x / {ratios[0]:.2f}x"
+        near = [r for r in rows if (label, r) in trip_by and trip_by[(label, r)] <= 2 * lowest]
+        far = [r for r in rows if (label, r) in trip_by and trip_by[(label, r)] > 2 * lowest]
+        text = f"{'':<8} {'':>7} host round trip within 2x the lowest ({lowest:.0f} ns): "
+        text += f"{len(near)} run(s), {spread(near)}" if near else "no run"
+        if far:
+            trips = sorted(trip_by[(label, r)] for r in far)
+            text += f"; above it ({trips[0]:.0f}-{trips[-1]:.0f} ns): {len(far)} run(s), {spread(far)}"
+        print(text)
 if "old" in by:
     # (1 is among the counts whenever OLD is set, and every round runs every count.)
     ratios = sorted(by["old"][r][0] / by["1"][r][0] for r in by["old"])

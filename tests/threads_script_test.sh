@@ -88,6 +88,25 @@ expect 0 'had none waited: 1\.56x, and with even work: 1\.70x$' "wafers side by 
 expect 0 'had none waited: [0-9.]+x, and with even work: [0-9.]+x$' "the real wse's waiting, read" -- \
   env ROUNDS=1 WSE="$wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 1 2
 
+# The host's line round trip around each run (PROBE): a stand-in probe that gives 100 ns, except
+# around the fourth run (round 2's two-thread run: round 2 runs 1 then 2), where it gives 400 ns.
+# That run is split off as in a slow spell, with its own speed-up (a kernel: 4.0 s over 2.5 s).
+cat >"$work/fake_probe" <<'EOF'
+#!/usr/bin/env bash
+n=$(( $(cat "$PROBE_COUNT" 2>/dev/null || echo 0) + 1 ))
+echo "$n" >"$PROBE_COUNT"
+if [ "$n" -ge 7 ]; then ns=400; else ns=100; fi
+echo "BM_CycleBarrier/iterations:5  33 ms  33 ms  5 barrier_ns=64 line_round_trip_ns=$ns of_round_trip=0.6"
+EOF
+chmod +x "$work/fake_probe"
+expect 0 'host round trip within 2x the lowest \(100 ns\): 1 run\(s\), 1\.60x / 1\.60x / 1\.60x; above it \(400-400 ns\): 1 run\(s\), 1\.60x / 1\.60x / 1\.60x$' \
+  "runs split by the host's round trip" -- env ROUNDS=2 FAKE=kernel PROBE="$work/fake_probe" PROBE_COUNT="$work/probe_count" \
+  WSE="$work/fake_wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 1 2
+grep -q '^  round 2: 2 .*round trip 400 / 400 ns' "$work/out" || fail "each run's line shows the round trips around it"
+grep -q '^  round 1: 1 .*round trip 100 / 100 ns' "$work/out" || fail "each run's line shows the round trips around it (one thread)"
+expect 0 '^results: identical' "no probe" -- env ROUNDS=1 FAKE=kernel PROBE=none WSE="$work/fake_wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 1 2
+grep -q 'round trip' "$work/out" && fail "PROBE=none: no round trip shown"
+
 # Usage errors.
 expect 2 'nowhere.yaml: no such config file' "a missing config" -- \
   env WSE="$wse" bash "$src/scripts/threads.sh" "$work/nowhere.yaml"
@@ -99,6 +118,8 @@ expect 2 "ROUNDS='0': expected a number of rounds" "no rounds" -- \
   env ROUNDS=0 WSE="$wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml"
 expect 2 "OLD=$work/none: no such executable" "a missing OLD" -- \
   env OLD="$work/none" WSE="$wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml"
+expect 2 "PROBE=$work/none: no such executable" "a missing PROBE" -- \
+  env PROBE="$work/none" WSE="$wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml"
 printf 'machine: wse2\nmesh: {width: 0, height: 8}\ngemv: {rows: 6, cols: 4}\n' >"$work/bad.yaml"
 expect 2 'failed \(exit 2\)' "a config wse refuses: its exit code and message" -- \
   env WSE="$wse" bash "$src/scripts/threads.sh" "$work/bad.yaml" 1
