@@ -106,6 +106,12 @@ grep -q '^  round 2: 2 .*round trip 400 / 400 ns' "$work/out" || fail "each run'
 grep -q '^  round 1: 1 .*round trip 100 / 100 ns' "$work/out" || fail "each run's line shows the round trips around it (one thread)"
 expect 0 '^results: identical' "no probe" -- env ROUNDS=1 FAKE=kernel PROBE=none WSE="$work/fake_wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 1 2
 grep -q 'round trip' "$work/out" && fail "PROBE=none: no round trip shown"
+# A probe that fails without a figure: the runs go on, with no round trip shown.
+printf '#!/usr/bin/env bash\necho "no benchmark here" >&2\nexit 1\n' >"$work/broken_probe"
+chmod +x "$work/broken_probe"
+expect 0 '^results: identical in all 2 runs' "a probe that fails" -- \
+  env ROUNDS=1 FAKE=kernel PROBE="$work/broken_probe" WSE="$work/fake_wse" bash "$src/scripts/threads.sh" "$work/gemv.yaml" 1 2
+grep -q 'round trip' "$work/out" && fail "a failing probe: no round trip shown"
 
 # Usage errors.
 expect 2 'nowhere.yaml: no such config file' "a missing config" -- \
