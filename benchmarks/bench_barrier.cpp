@@ -158,6 +158,10 @@ void BM_CycleMail(benchmark::State& state) {
   state.counters["mail_of_round_trip"] = (with_mail - bare) / trip;
 }
 
-BENCHMARK(BM_CycleMail)->ArgName("posts")->Arg(4)->Iterations(5)->Unit(benchmark::kMillisecond);
+// 4 a cycle, and 16 and 48: the FC step's band edge carries about 16 crossings a cycle each way
+// (a wavelet south, a credit north, per column of a 16-wide mesh), and a cost that grows with
+// the posts (about 7 ns a post on the fifty-ninth round's AMD host) shows in the larger two,
+// where 4 is mostly the count's line (docs/performance-history.md, fifty-ninth round).
+BENCHMARK(BM_CycleMail)->ArgName("posts")->Arg(4)->Arg(16)->Arg(48)->Iterations(5)->Unit(benchmark::kMillisecond);
 
 }  // namespace
