@@ -50,7 +50,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 usage() { echo "threads: $1 (usage: bash scripts/threads.sh [CONFIG [COUNT...]]; see the script's header)" >&2; exit 2; }
 case "${1:-}" in
   -h | --help)
-    sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'  # (the header, however long)
     exit 0
     ;;
   -*) usage "unknown option $1" ;;
