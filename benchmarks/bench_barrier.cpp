@@ -116,17 +116,18 @@ double mail_cycle_ns(uint64_t cycles, uint32_t posts, bool& ok) {
       ++taken;
     };
     CycleVote v;
+    uint32_t counts[2] = {};  // this worker's posts to each, with its vote (as CycleEngine's)
     for (uint64_t c = 0; c < cycles; ++c) {
       for (uint32_t k = 0; k < posts; ++k) out.post({TileId(k), c});
       v.next = c + 1;
       v.last = c;
-      out.publish();
-      barrier.arrive(w, v);
-      in.take_all(take);
+      counts[1 - w] = out.posted();
+      barrier.arrive(w, v, counts);
+      in.take_until(barrier.mail(w, 1 - w, w), take);
       if (taken < (c + 1) * posts) good = false;  // the cycle's wakes are all in after the barrier
     }
-    barrier.arrive(w, v);
-    in.take_all(take);
+    barrier.arrive(w, v, counts);
+    in.take_until(barrier.mail(w, 1 - w, w), take);
     if (taken != cycles * posts) good = false;
   };
   const double ns = two_workers_ns(cycles, body);

@@ -13,9 +13,19 @@
 // Slots are double-buffered by generation parity: a fast worker writing generation g+1 never
 // touches what a slow one is still reading from generation g (it cannot post g+2 before every
 // worker has posted g+1, after reading g).
+//
+// A vote also carries its worker's mail counts: how many wakes it has posted so far to each other
+// worker's mailbox (fabric/scheduler.hpp), which that worker reads after the barrier to take its
+// mail. On the line the reader has just brought over to see the vote, the count costs no
+// transfer of its own; a count on a line apart took one more, after the barrier, before the
+// first wake could be read (a line's trip between the cores, which the project host makes 100 or
+// 400 ns from minute to minute: `bench_barrier`'s `BM_CycleMail` cycle at 16 posts 20-290 ns
+// shorter this way, beside the count apart in one process; docs/performance-history.md, sixtieth
+// round). Up to 4 workers, a slot is one line; each 8 workers more add a line.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -38,28 +48,33 @@ struct CycleVote {
 
 class CycleBarrier {
  public:
-  explicit CycleBarrier(unsigned workers) : workers_(workers), slots_(2 * workers), mine_(workers) {}
+  explicit CycleBarrier(unsigned workers)
+      : workers_(workers), lines_per_slot_((kFirstCount + workers + 7) / 8), lines_(size_t(2) * workers * lines_per_slot_), mine_(workers) {}
 
-  CycleVote arrive(unsigned worker, const CycleVote& vote) { return wait(worker, post(worker, vote)); }
+  CycleVote arrive(unsigned worker, const CycleVote& vote, std::span<const uint32_t> mail = {}) {
+    return wait(worker, post(worker, vote, mail));
+  }
 
   // The same in two halves, so a worker can do work that needs no other worker's cycle between
   // posting its vote and waiting for the others' (CycleEngine's run-ahead): post() returns the
   // generation to pass to wait(). Every worker posts the same sequence of generations, so each
-  // counts its own.
-  uint64_t post(unsigned worker, const CycleVote& vote) {
+  // counts its own. `mail[v]`: the wakes this worker has posted to worker v's mailbox so far
+  // (all of them published with the vote; fewer than `workers` figures: none to the rest).
+  uint64_t post(unsigned worker, const CycleVote& vote, std::span<const uint32_t> mail = {}) {
     const uint64_t gen = mine_[worker].gen++;
-    Slot& s = slot(gen, worker);
-    s.next.store(vote.next, std::memory_order_relaxed);
-    s.last.store(vote.last, std::memory_order_relaxed);
-    s.failed.store(vote.failed, std::memory_order_relaxed);
-    s.posted.store(gen + 1, std::memory_order_release);  // the vote above goes with it
+    const size_t s = slot(gen, worker);
+    for (size_t v = 0; v < mail.size() && v < workers_; ++v) word(s, kFirstCount + v).store(mail[v], std::memory_order_relaxed);
+    word(s, kNext).store(vote.next, std::memory_order_relaxed);
+    word(s, kLast).store(vote.last, std::memory_order_relaxed);
+    word(s, kFailed).store(vote.failed, std::memory_order_relaxed);
+    word(s, kPosted).store(gen + 1, std::memory_order_release);  // the vote and the mail above go with it
     return gen;
   }
   // Whether every worker has posted generation `gen` (wait() would return at once): a worker
   // stepping ahead asks it before each further cycle, and stops when the others are done.
   bool all_posted(uint64_t gen) const {
     for (unsigned w = 0; w < workers_; ++w)
-      if (slot(gen, w).posted.load(std::memory_order_acquire) != gen + 1) return false;
+      if (word(slot(gen, w), kPosted).load(std::memory_order_acquire) != gen + 1) return false;
     return true;
   }
   CycleVote wait(unsigned worker, uint64_t gen) {
@@ -69,39 +84,50 @@ class CycleBarrier {
     unsigned& budget = mine_[worker].budget;
     CycleVote all;
     for (unsigned w = 0; w < workers_; ++w) {
-      const Slot& s = slot(gen, w);
-      if (s.posted.load(std::memory_order_acquire) != gen + 1) {
+      const size_t s = slot(gen, w);
+      const std::atomic<uint64_t>& posted = word(s, kPosted);
+      if (posted.load(std::memory_order_acquire) != gen + 1) {
         unsigned spins = 0;
-        for (; s.posted.load(std::memory_order_acquire) != gen + 1; ++spins) {
+        for (; posted.load(std::memory_order_acquire) != gen + 1; ++spins) {
           if (spins < budget) WSE_CPU_RELAX();
           else std::this_thread::yield();
         }
         budget = spins < budget ? std::min(budget * 2, 1u << 16) : std::max(budget / 2, 1u << 8);
       }
-      all.next = std::min(all.next, s.next.load(std::memory_order_relaxed));
-      all.last = std::max(all.last, s.last.load(std::memory_order_relaxed));
-      all.failed |= s.failed.load(std::memory_order_relaxed);
+      all.next = std::min(all.next, Cycle(word(s, kNext).load(std::memory_order_relaxed)));
+      all.last = std::max(all.last, Cycle(word(s, kLast).load(std::memory_order_relaxed)));
+      all.failed |= word(s, kFailed).load(std::memory_order_relaxed) != 0;
     }
     return all;
   }
+  // The wakes worker `from` had posted to worker `to` when it posted the generation `worker`
+  // last waited for (0 before any): read by `to` after that wait, to take its mail up to there.
+  uint32_t mail(unsigned worker, unsigned from, unsigned to) const {
+    const uint64_t gens = mine_[worker].gen;
+    return gens ? uint32_t(word(slot(gens - 1, from), kFirstCount + to).load(std::memory_order_relaxed)) : 0;
+  }
 
  private:
-  // A worker's vote for one parity of generations, on a line only that worker writes: `posted`
-  // is the generation + 1 the vote is for (0: none yet).
-  struct alignas(64) Slot {
-    std::atomic<uint64_t> posted{0};
-    std::atomic<Cycle> next{kNever}, last{0};
-    std::atomic<bool> failed{false};
+  // A worker's vote for one parity of generations: lines only that worker writes, words of 8
+  // bytes. `posted` is the generation + 1 the vote is for (0: none yet); then the vote, then
+  // one mail count per worker.
+  enum Word : size_t { kPosted, kNext, kLast, kFailed, kFirstCount };
+  static_assert(sizeof(Cycle) == sizeof(uint64_t));
+  struct alignas(64) Line {
+    std::atomic<uint64_t> word[8] = {};
   };
   // What only the worker itself reads and writes.
   struct alignas(64) Mine {
     uint64_t gen = 0;
     unsigned budget = 1u << 12;
   };
-  Slot& slot(uint64_t gen, unsigned worker) { return slots_[(gen & 1) * workers_ + worker]; }
-  const Slot& slot(uint64_t gen, unsigned worker) const { return slots_[(gen & 1) * workers_ + worker]; }
+  // The first line of a slot; its word k.
+  size_t slot(uint64_t gen, unsigned worker) const { return ((gen & 1) * workers_ + worker) * lines_per_slot_; }
+  std::atomic<uint64_t>& word(size_t slot, size_t k) { return lines_[slot + k / 8].word[k % 8]; }
+  const std::atomic<uint64_t>& word(size_t slot, size_t k) const { return lines_[slot + k / 8].word[k % 8]; }
   const unsigned workers_;
-  std::vector<Slot> slots_;
+  const size_t lines_per_slot_;
+  std::vector<Line> lines_;
   std::vector<Mine> mine_;
 };
 

@@ -158,6 +158,11 @@ class CycleEngine {
         sched.connect(partition.owner.data(), uint16_t(w), out, in);
       }
       auto deliver = [&mesh](const Wake& m) { mesh.deliver(m); };
+      // This worker's counts of its posts to each worker, carried by its votes; and, after a
+      // wait, another worker's count of its posts to this one (CycleBarrier::mail).
+      std::vector<uint32_t> posted(workers, 0);
+      const std::span<const uint32_t> counts = workers > 1 ? std::span<const uint32_t>(posted) : std::span<const uint32_t>();
+      auto posted_to_me = [&barrier, w](unsigned from) { return barrier.mail(w, from, w); };
       CycleVote vote;
       try {
         for (const Block& b : partition.blocks)
@@ -197,7 +202,7 @@ class CycleEngine {
         if (!vote.failed) {
           try {
             sched.begin_cycle(now);
-            sched.take_mail(deliver);
+            sched.take_mail(deliver, posted_to_me);
             if (with_stepper_of(tiles, [&](const auto& st) { return sched.step_due([&](TileId t) { st.step(t, now, sched); }); }))
               vote.last = std::max(vote.last, now);  // (steps taken ahead may have been later)
           } catch (...) {
@@ -208,8 +213,9 @@ class CycleEngine {
         vote.next = vote.failed ? kNever : sched.next_event();
         if (!vote.failed && (stepped_ahead >> 1)) vote.next = std::min(vote.next, now + 1 + Cycle(std::countr_zero(stepped_ahead >> 1)));
         ++res.cycles_stepped;
-        if (workers > 1) sched.publish_mail();  // (the run-ahead below posts nothing: its tiles have no link to another worker's)
-        const uint64_t gen = barrier.post(w, vote);
+        // (the run-ahead below posts nothing: its tiles have no link to another worker's)
+        if (workers > 1) sched.mail_posted(posted);
+        const uint64_t gen = barrier.post(w, vote, counts);
         // Run-ahead: when this worker's next cycle is the very next one, every worker will run
         // it (no vote can be earlier), so instead of spinning at the barrier it steps its tiles
         // at least one hop inside its band at c+1, then, while the others are still at c, those
@@ -245,7 +251,7 @@ class CycleEngine {
           hooks.progress(all.next);
         }
         if (all.next >= next_sample) {  // every worker sees the same all.next: all pause here
-          at_barrier([&] { return barrier.arrive(w, vote); });
+          at_barrier([&] { return barrier.arrive(w, vote, counts); });
           for (; next_sample <= all.next; next_sample += hooks.sample_interval)
             if (w == 0 && !vote.failed) {
               try {
@@ -255,7 +261,7 @@ class CycleEngine {
                 vote.failed = true;
               }
             }
-          if (at_barrier([&] { return barrier.arrive(w, vote); }).failed) {
+          if (at_barrier([&] { return barrier.arrive(w, vote, counts); }).failed) {
             res.last_active = all.last;
             res.stopped_at = all.next;
             break;
@@ -267,7 +273,7 @@ class CycleEngine {
       // What the last cycle posted across band edges, into the queues it is for (every worker
       // has passed the last barrier, so every post is in), where the next run finds it.
       if (workers > 1) {
-        sched.deliver_mail(deliver);
+        sched.deliver_mail(deliver, posted_to_me);
         const uint64_t whole = host_ticks() - began_at;
         waiting[w] = whole ? double(waited) / double(whole) : 0.0;
       }

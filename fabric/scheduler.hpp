@@ -20,6 +20,7 @@
 #include <memory>
 #include <new>
 #include <queue>
+#include <span>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -52,15 +53,17 @@ struct Wake {
 static_assert(sizeof(Wake) == 24 && std::is_trivially_destructible_v<Wake>, "a wake and what it carries: 24 bytes");
 
 // The wakes one worker posts for another's tiles during a cycle, and what they carry. The poster
-// writes the entries and its own count of them; the count the owner reads is stored once a
-// cycle (publish(), before the poster's vote at the barrier), on a line of its own, and the
-// owner's read position on another (with the owner's copies of the ring's size and place). So a
-// cycle's posts cost the two cores one line for the count and a line for every two or three
-// entries, where a tail stored at every post (a link queue's) had the owner's read of it, at the
-// start of the next cycle while the poster was already posting again, take the line back from
-// under each post (a wake with a flit or credit is posted for every wavelet crossing a band
-// edge: docs/performance-history.md, fifty-second round). (A Boost.Lockfree spsc_queue did the
-// same with each post reading the consumer's index as well: sixteenth round.)
+// writes the entries and its own count of them; it hands the count to the owner once a cycle,
+// with its vote at the barrier (CycleBarrier::post), on the line the owner reads to see the vote,
+// and the owner takes the entries up to it (take_until). The owner's read position is on a line
+// of its own (with the owner's copies of the ring's size and place). So a cycle's posts cost the
+// two cores a line for every two or three entries, where a tail stored at every post (a link
+// queue's) had the owner's read of it, at the start of the next cycle while the poster was
+// already posting again, take the line back from under each post (a wake with a flit or credit
+// is posted for every wavelet crossing a band edge: docs/performance-history.md, fifty-second
+// round), and a count on a line of its own, stored once a cycle, took a line each way more
+// (sixtieth round). (A Boost.Lockfree spsc_queue did the same with each post reading the
+// consumer's index as well: sixteenth round.)
 class alignas(64) Mailbox {
  public:
   // `per_cycle`: the most one cycle can post. The owner drains a cycle's posts while the
@@ -84,12 +87,12 @@ class alignas(64) Mailbox {
     e.tile = t, e.key = key, e.carries = carries, e.cycle = c, e.link = link, e.payload = payload;
   }
   void post(const Wake& w) { post(w.tile, w.cycle, Wake::Carries(w.carries), w.link, w.payload, w.key); }
-  // What was posted so far, for the owner to take (once every cycle, before the barrier).
-  void publish() { published_.store(posted_, std::memory_order_release); }
-  // Every wake published so far, in order, to `take`.
+  // The poster's count of its posts so far (wrapping), for its vote: what the owner may take
+  // once the vote is in.
+  uint32_t posted() const { return posted_; }
+  // Every wake from the owner's last take up to the poster's count `tail`, in order, to `take`.
   template <class Take>
-  void take_all(Take&& take) {
-    const uint32_t tail = published_.load(std::memory_order_acquire);
+  void take_until(uint32_t tail, Take&& take) {
     if (tail - head_ > owner_mask_ + 1) [[unlikely]]
       throw std::logic_error("scheduler mailbox overflow (more wakes in two cycles than it was sized for)");
     for (; head_ != tail; ++head_) take(owner_ring_[head_ & owner_mask_]);
@@ -102,8 +105,7 @@ class alignas(64) Mailbox {
   uint32_t posted_ = 0;  // the poster's
   uint32_t mask_;
   std::unique_ptr<Wake[], Free> ring_;
-  alignas(64) std::atomic<uint32_t> published_{0};  // stored by the poster once a cycle
-  alignas(64) uint32_t head_ = 0;                   // the owner's
+  alignas(64) uint32_t head_ = 0;  // the owner's
   // The owner's copies of the ring's size and place, beside its read position: read from the
   // poster's line, beside the count it writes at every post, they took that line from the
   // poster's core once a cycle, and the poster's next post took it back.
@@ -111,9 +113,8 @@ class alignas(64) Mailbox {
   const Wake* owner_ring_;
   static void lines_apart() {  // (in a member, where the class is complete)
     static_assert(offsetof(Mailbox, owner_ring_) / 64 == offsetof(Mailbox, head_) / 64 &&
-                      offsetof(Mailbox, head_) / 64 != offsetof(Mailbox, ring_) / 64 &&
-                      offsetof(Mailbox, published_) / 64 != offsetof(Mailbox, ring_) / 64,
-                  "the poster's line, the count's and the owner's are three lines");
+                      offsetof(Mailbox, head_) / 64 != offsetof(Mailbox, ring_) / 64,
+                  "the poster's line and the owner's are two lines");
   }
 };
 
@@ -223,25 +224,28 @@ class Scheduler {
   // beyond it, each cycle in between begun first. Wakes stay relative to that cycle.
   void begin_ahead(Cycle at) { enter(at); }
   // `deliver(w)` puts what a wake carries (a flit or a credit) into its link's queue, before the
-  // tile is woken for it.
-  template <class Deliver>
-  void take_mail(Deliver&& deliver) {
+  // tile is woken for it. `tail(v)`: worker v's count of its posts to this one, from its vote
+  // at the barrier just passed (CycleBarrier::mail).
+  template <class Deliver, class Tail>
+  void take_mail(Deliver&& deliver, Tail&& tail) {
     uint64_t* n = near_[now_ % kNear];
-    for (Mailbox* in : inbox_)
-      in->take_all([&](const Wake& w) {
-        if (w.carries) deliver(w);
-        if (w.cycle <= now_) mark(n, w.tile);
-        else schedule(w.tile, w.cycle);
-      });
+    for (size_t v = 0; v < inbox_.size(); ++v)
+      if (v != me_)
+        inbox_[v]->take_until(tail(unsigned(v)), [&](const Wake& w) {
+          if (w.carries) deliver(w);
+          if (w.cycle <= now_) mark(n, w.tile);
+          else schedule(w.tile, w.cycle);
+        });
   }
   // At a run's end: what the last cycle's wakes carry, into their queues (the wakes themselves
   // are the next run's to find from what the queues hold, as every other wake left at the end).
-  template <class Deliver>
-  void deliver_mail(Deliver&& deliver) {
-    for (Mailbox* in : inbox_)
-      in->take_all([&](const Wake& w) {
-        if (w.carries) deliver(w);
-      });
+  template <class Deliver, class Tail>
+  void deliver_mail(Deliver&& deliver, Tail&& tail) {
+    for (size_t v = 0; v < inbox_.size(); ++v)
+      if (v != me_)
+        inbox_[v]->take_until(tail(unsigned(v)), [&](const Wake& w) {
+          if (w.carries) deliver(w);
+        });
   }
   // A wavelet (`key`, `payload`, arriving at `arrival`) onto hop `link` toward tile t, and a
   // credit for `colour` back over hop `link` to tile t, visible from `visible`: t is another
@@ -252,9 +256,10 @@ class Scheduler {
   void post_credit(TileId t, uint32_t link, Cycle visible, Colour colour) {
     post(t, visible, Wake::kCredit, link, 0, colour);
   }
-  // A cycle's posts, for their owners to take after the barrier.
-  void publish_mail() {
-    for (Mailbox* m : outbox_) m->publish();
+  // A cycle's posts, for their owners to take after the barrier: per worker v, this worker's
+  // count of its posts to v so far, for its vote (`out` has a figure per worker; its own is 0).
+  void mail_posted(std::span<uint32_t> out) const {
+    for (size_t v = 0; v < outbox_.size(); ++v) out[v] = v == me_ ? 0 : outbox_[v]->posted();
   }
   template <class Step>
   bool step_due(Step&& step, const uint64_t* only = nullptr) {

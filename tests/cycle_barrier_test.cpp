@@ -1,8 +1,9 @@
 // The per-cycle barrier on its own (fabric/cycle_barrier.hpp): every worker leaves each
 // generation with the reduction of exactly that generation's votes (earliest next, latest last,
-// any failure), and none leaves before every worker has arrived, also when a worker works
-// between posting and waiting (the engine's run-ahead) and when the workers arrive in turn
-// far apart. Run under ThreadSanitizer in CI with the engine's other concurrency tests.
+// any failure) and with every other worker's mail count for it from that generation, and none
+// leaves before every worker has arrived, also when a worker works between posting and waiting
+// (the engine's run-ahead), when the workers arrive in turn far apart, and with so many workers
+// that a vote's counts take several lines. Run under ThreadSanitizer in CI with the engine's other concurrency tests.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -26,6 +27,10 @@ CycleVote vote_of(unsigned w, uint64_t g) {
   return v;
 }
 
+// Worker `from`'s count of its posts to worker `to` with its vote at generation g: different for
+// every pair and generation.
+uint32_t mail_of(unsigned from, unsigned to, uint64_t g) { return uint32_t(g * 131 + from * 17 + to * 5 + 1); }
+
 // The reduction worked out from the votes directly.
 CycleVote expected(unsigned workers, uint64_t g) {
   CycleVote all;
@@ -41,12 +46,14 @@ CycleVote expected(unsigned workers, uint64_t g) {
 void run_workers(unsigned workers, uint64_t generations, bool run_ahead) {
   CycleBarrier barrier(workers);
   std::vector<std::atomic<unsigned>> arrived(generations);
-  std::atomic<uint64_t> wrong{0}, early{0}, sink{0};
+  std::atomic<uint64_t> wrong{0}, early{0}, wrong_mail{0}, sink{0};
   auto body = [&](unsigned w) {
     uint64_t spin = 0;
+    std::vector<uint32_t> mail(workers);
     for (uint64_t g = 0; g < generations; ++g) {
       arrived[g].fetch_add(1, std::memory_order_relaxed);
-      const uint64_t gen = barrier.post(w, vote_of(w, g));
+      for (unsigned v = 0; v < workers; ++v) mail[v] = mail_of(w, v, g);
+      const uint64_t gen = barrier.post(w, vote_of(w, g), mail);
       // Work between post and wait, longer for some workers and generations than others.
       if (run_ahead && (g + w) % 3 == 0)
         for (unsigned k = 0; k < 200 * (w + 1); ++k) spin = spin * 31 + k;
@@ -54,6 +61,8 @@ void run_workers(unsigned workers, uint64_t generations, bool run_ahead) {
       if (arrived[g].load(std::memory_order_relaxed) != workers) early.fetch_add(1);
       const CycleVote want = expected(workers, g);
       if (all.next != want.next || all.last != want.last || all.failed != want.failed) wrong.fetch_add(1);
+      for (unsigned from = 0; from < workers; ++from)
+        if (barrier.mail(w, from, w) != mail_of(from, w, g)) wrong_mail.fetch_add(1);
     }
     sink.store(spin, std::memory_order_relaxed);  // keeps the work from being optimized away
   };
@@ -63,6 +72,7 @@ void run_workers(unsigned workers, uint64_t generations, bool run_ahead) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(early.load(), 0u) << "a worker left a generation before every worker had arrived";
   EXPECT_EQ(wrong.load(), 0u) << "a worker left with another reduction than its generation's votes";
+  EXPECT_EQ(wrong_mail.load(), 0u) << "a worker read another generation's (or worker's) mail count";
 }
 
 TEST(CycleBarrier, TwoWorkersLeaveEachGenerationWithItsOwnReduction) { run_workers(2, 20000, false); }
@@ -70,6 +80,9 @@ TEST(CycleBarrier, TwoWorkersLeaveEachGenerationWithItsOwnReduction) { run_worke
 TEST(CycleBarrier, ThreeWorkersWithWorkBetweenPostAndWait) { run_workers(3, 20000, true); }
 
 TEST(CycleBarrier, MoreWorkersThanCores) { run_workers(5, 3000, true); }
+
+// 4 + 13 words a vote: three lines a slot, the counts for workers 4-11 on the second, 12 on the third.
+TEST(CycleBarrier, ThirteenWorkersWhoseCountsTakeThreeLines) { run_workers(13, 300, true); }
 
 // One worker alone passes at once, with its own vote.
 TEST(CycleBarrier, OneWorker) {
@@ -84,13 +97,18 @@ TEST(CycleBarrier, OneWorker) {
 
 // The engine's pause at a sample boundary: two arrive() in a row after a wait, as at a boundary.
 TEST(CycleBarrier, ArriveTwiceAfterAWait) {
+  // As the engine at a sample boundary: after a cycle's wait, two arrivals more, with the same
+  // mail counts (nothing is posted between them); a count read after any of them is the last.
   CycleBarrier barrier(2);
   std::atomic<int> bad{0};
   auto body = [&](unsigned w) {
     for (uint64_t g = 0; g < 3000; g += 3) {
-      if (barrier.wait(w, barrier.post(w, vote_of(w, g))).next != expected(2, g).next) ++bad;
-      if (barrier.arrive(w, vote_of(w, g + 1)).last != expected(2, g + 1).last) ++bad;
-      if (barrier.arrive(w, vote_of(w, g + 2)).failed != expected(2, g + 2).failed) ++bad;
+      const uint32_t mail[2] = {mail_of(w, 0, g), mail_of(w, 1, g)};
+      if (barrier.wait(w, barrier.post(w, vote_of(w, g), mail)).next != expected(2, g).next) ++bad;
+      if (barrier.mail(w, 1 - w, w) != mail_of(1 - w, w, g)) ++bad;
+      if (barrier.arrive(w, vote_of(w, g + 1), mail).last != expected(2, g + 1).last) ++bad;
+      if (barrier.arrive(w, vote_of(w, g + 2), mail).failed != expected(2, g + 2).failed) ++bad;
+      if (barrier.mail(w, 1 - w, w) != mail_of(1 - w, w, g)) ++bad;
     }
   };
   std::thread t(body, 1);

@@ -18,10 +18,10 @@
 namespace wse {
 namespace {
 
+// Everything posted so far, as the owner takes it once the poster's count is in (with its vote).
 std::vector<Wake> drain(Mailbox& m) {
-  m.publish();
   std::vector<Wake> got;
-  m.take_all([&](const Wake& w) { got.push_back(w); });
+  m.take_until(m.posted(), [&](const Wake& w) { got.push_back(w); });
   return got;
 }
 
@@ -91,17 +91,18 @@ TEST(Mailbox, TwoWorkersTakeEveryWakeInOrderByTheCycleAfterItsOwn) {
         ++taken;
       };
       CycleVote v;
+      uint32_t counts[2] = {};  // this worker's posts to each, with its vote (as CycleEngine's)
       for (uint64_t c = 0; c < kCycles; ++c) {
         for (uint32_t k = 0; k < posts; ++k) out.post({TileId(k + 100 * w), c});
         v.next = c + 1, v.last = c;
-        out.publish();
-        barrier.arrive(w, v);
-        in.take_all(take);  // the other may be posting the next cycle's meanwhile
+        counts[1 - w] = out.posted();
+        barrier.arrive(w, v, counts);
+        in.take_until(barrier.mail(w, 1 - w, w), take);  // the other may be posting the next cycle's meanwhile
         if (taken < (c + 1) * posts) ++bad;
       }
-      out.publish();
-      barrier.arrive(w, v);
-      in.take_all(take);
+      counts[1 - w] = out.posted();
+      barrier.arrive(w, v, counts);
+      in.take_until(barrier.mail(w, 1 - w, w), take);
       if (taken != kCycles * posts) ++bad;
     };
     std::thread other(body, 1);
