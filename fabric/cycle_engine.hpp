@@ -40,6 +40,11 @@
 #include "fabric/partition.hpp"
 #include "fabric/scheduler.hpp"
 
+// A measuring tool's hook (scripts/line_transfers.sh, benchmarks/line_transfers.cpp): told which
+// worker the calling thread is, at each worker's start, and -1 at its end. Weak, and defined in
+// no build but that tool's, where it counts each worker's cache-line transfers apart.
+extern "C" void wse_line_transfers_worker(int worker) __attribute__((weak));
+
 namespace wse {
 
 struct EngineResult {
@@ -145,6 +150,14 @@ class CycleEngine {
 
     if (schedulers_.size() < workers) schedulers_.resize(workers);
     auto worker = [&](unsigned w) {
+      struct Named {  // (only under scripts/line_transfers.sh: a null weak symbol elsewhere)
+        explicit Named(unsigned index) {
+          if (wse_line_transfers_worker) wse_line_transfers_worker(int(index));
+        }
+        ~Named() {
+          if (wse_line_transfers_worker) wse_line_transfers_worker(-1);
+        }
+      } named(w);
       // Each worker's scheduler outlives the run, for the next one (a training step's passes are
       // several runs): what its wheel grew to stays allocated. Made, or reset, by its worker.
       std::unique_ptr<Scheduler>& mine = schedulers_[w];
