@@ -6,11 +6,8 @@
 # it was; when every benchmark runs, the file is written and the script exits 0.
 #   bash tests/bench_script_test.sh
 set -uo pipefail
-src="$(cd "$(dirname "$0")/.." && pwd)"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $1"; echo "--- output:"; cat "$work/out"; echo "---"; failures=$((failures + 1)); }
+# shellcheck source=tests/script_test_lib.sh
+source "$(dirname "$0")/script_test_lib.sh"  # src, work, failures, fail()
 mkdir -p "$work/tree/scripts" "$work/tree/build/release" "$work/bin"
 cp "$src/scripts/bench.sh" "$work/tree/scripts/"
 printf '#!/bin/sh\nexit 0\n' >"$work/bin/cmake"

@@ -11,11 +11,8 @@
 # usage errors (exit code 2).
 #   bash tests/line_transfers_script_test.sh
 set -uo pipefail
-src="$(cd "$(dirname "$0")/.." && pwd)"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $1"; echo "--- output:"; cat "$work/out"; echo "---"; failures=$((failures + 1)); }
+# shellcheck source=tests/script_test_lib.sh
+source "$(dirname "$0")/script_test_lib.sh"  # src, work, failures, fail()
 
 flags="$(sed -n 's/^flags="\(.*\)"$/\1/p' "$src/scripts/line_transfers.sh")"
 [ -n "$flags" ] || { echo "FAIL: no flags= line in scripts/line_transfers.sh"; exit 1; }

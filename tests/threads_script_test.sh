@@ -7,11 +7,8 @@
 #   bash tests/threads_script_test.sh WSE_BINARY
 set -uo pipefail
 wse="$1"
-src="$(cd "$(dirname "$0")/.." && pwd)"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $1"; echo "--- output:"; cat "$work/out"; echo "---"; failures=$((failures + 1)); }
+# shellcheck source=tests/script_test_lib.sh
+source "$(dirname "$0")/script_test_lib.sh"  # src, work, failures, fail()
 # expect CODE PATTERN DESCRIPTION -- command...: the command's exit code and a line of its output.
 expect() {
   local code="$1" pattern="$2" what="$3"
