@@ -123,11 +123,11 @@ double mail_cycle_ns(uint64_t cycles, uint32_t posts, bool& ok) {
       v.last = c;
       counts[1 - w] = out.posted();
       barrier.arrive(w, v, counts);
-      in.take_until(barrier.mail(w, 1 - w, w), take);
+      in.take_until(barrier.mail(w, 1 - w), take);
       if (taken < (c + 1) * posts) good = false;  // the cycle's wakes are all in after the barrier
     }
     barrier.arrive(w, v, counts);
-    in.take_until(barrier.mail(w, 1 - w, w), take);
+    in.take_until(barrier.mail(w, 1 - w), take);
     if (taken != cycles * posts) good = false;
   };
   const double ns = two_workers_ns(cycles, body);

@@ -120,9 +120,14 @@ __attribute__((constructor)) void start() {
 
 __attribute__((destructor)) void report() {
   table = nullptr;
-  const char* path = getenv("LINE_TRANSFERS_OUT");
-  FILE* f = fopen(path ? path : "line_transfers.txt", "w");
-  if (!f) return;
+  // Written under a temporary name and renamed, so a reader never finds half a file.
+  const std::string path = getenv("LINE_TRANSFERS_OUT") ? getenv("LINE_TRANSFERS_OUT") : "line_transfers.txt";
+  const std::string tmp = path + ".tmp";
+  FILE* f = fopen(tmp.c_str(), "w");
+  if (!f) {
+    fprintf(stderr, "line_transfers: cannot write %s\n", tmp.c_str());
+    return;
+  }
   for (unsigned i = 0; i < kIndexes; ++i) {
     if (!indexes[i]) continue;
     std::vector<std::pair<uintptr_t, Site>> sites(indexes[i]->sites.begin(), indexes[i]->sites.end());
@@ -143,7 +148,7 @@ __attribute__((destructor)) void report() {
       fprintf(f, "\n");
     }
   }
-  fclose(f);
+  if (fclose(f) != 0 || rename(tmp.c_str(), path.c_str()) != 0) fprintf(stderr, "line_transfers: cannot write %s\n", path.c_str());
 }
 
 }  // namespace

@@ -100,11 +100,11 @@ class CycleBarrier {
     }
     return all;
   }
-  // The wakes worker `from` had posted to worker `to` when it posted the generation `worker`
-  // last waited for (0 before any): read by `to` after that wait, to take its mail up to there.
-  uint32_t mail(unsigned worker, unsigned from, unsigned to) const {
+  // The wakes worker `from` had posted to `worker` when it posted the generation `worker` last
+  // waited for (0 before any): read after that wait, to take the mail up to there.
+  uint32_t mail(unsigned worker, unsigned from) const {
     const uint64_t gens = mine_[worker].gen;
-    return gens ? uint32_t(word(slot(gens - 1, from), kFirstCount + to).load(std::memory_order_relaxed)) : 0;
+    return gens ? uint32_t(word(slot(gens - 1, from), kFirstCount + worker).load(std::memory_order_relaxed)) : 0;
   }
 
  private:

@@ -175,7 +175,7 @@ class CycleEngine {
       // wait, another worker's count of its posts to this one (CycleBarrier::mail).
       std::vector<uint32_t> posted(workers, 0);
       const std::span<const uint32_t> counts = workers > 1 ? std::span<const uint32_t>(posted) : std::span<const uint32_t>();
-      auto posted_to_me = [&barrier, w](unsigned from) { return barrier.mail(w, from, w); };
+      auto posted_to_me = [&barrier, w](unsigned from) { return barrier.mail(w, from); };
       CycleVote vote;
       try {
         for (const Block& b : partition.blocks)

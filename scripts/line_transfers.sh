@@ -120,6 +120,7 @@ if [ "$rc" -ne 0 ]; then
   tail -20 "$out/log" >&2
   exit $((rc == 2 ? 2 : 1))
 fi
+[ -f "$out/raw.txt" ] || { echo "line_transfers: the run wrote no counts ($out/raw.txt)" >&2; exit 1; }
 report="$out/run/report.json"
 [ -f "$report" ] || report="$(find "$out/run" -name report.json | head -1)"
 cycles=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(r.get('engine_cycles') or r.get('cycles') or 0)" "$report")

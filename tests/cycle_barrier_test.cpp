@@ -62,7 +62,7 @@ void run_workers(unsigned workers, uint64_t generations, bool run_ahead) {
       const CycleVote want = expected(workers, g);
       if (all.next != want.next || all.last != want.last || all.failed != want.failed) wrong.fetch_add(1);
       for (unsigned from = 0; from < workers; ++from)
-        if (barrier.mail(w, from, w) != mail_of(from, w, g)) wrong_mail.fetch_add(1);
+        if (barrier.mail(w, from) != mail_of(from, w, g)) wrong_mail.fetch_add(1);
     }
     sink.store(spin, std::memory_order_relaxed);  // keeps the work from being optimized away
   };
@@ -105,10 +105,10 @@ TEST(CycleBarrier, ArriveTwiceAfterAWait) {
     for (uint64_t g = 0; g < 3000; g += 3) {
       const uint32_t mail[2] = {mail_of(w, 0, g), mail_of(w, 1, g)};
       if (barrier.wait(w, barrier.post(w, vote_of(w, g), mail)).next != expected(2, g).next) ++bad;
-      if (barrier.mail(w, 1 - w, w) != mail_of(1 - w, w, g)) ++bad;
+      if (barrier.mail(w, 1 - w) != mail_of(1 - w, w, g)) ++bad;
       if (barrier.arrive(w, vote_of(w, g + 1), mail).last != expected(2, g + 1).last) ++bad;
       if (barrier.arrive(w, vote_of(w, g + 2), mail).failed != expected(2, g + 2).failed) ++bad;
-      if (barrier.mail(w, 1 - w, w) != mail_of(1 - w, w, g)) ++bad;
+      if (barrier.mail(w, 1 - w) != mail_of(1 - w, w, g)) ++bad;
     }
   };
   std::thread t(body, 1);

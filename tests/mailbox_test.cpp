@@ -97,12 +97,12 @@ TEST(Mailbox, TwoWorkersTakeEveryWakeInOrderByTheCycleAfterItsOwn) {
         v.next = c + 1, v.last = c;
         counts[1 - w] = out.posted();
         barrier.arrive(w, v, counts);
-        in.take_until(barrier.mail(w, 1 - w, w), take);  // the other may be posting the next cycle's meanwhile
+        in.take_until(barrier.mail(w, 1 - w), take);  // the other may be posting the next cycle's meanwhile
         if (taken < (c + 1) * posts) ++bad;
       }
       counts[1 - w] = out.posted();
       barrier.arrive(w, v, counts);
-      in.take_until(barrier.mail(w, 1 - w, w), take);
+      in.take_until(barrier.mail(w, 1 - w), take);
       if (taken != kCycles * posts) ++bad;
     };
     std::thread other(body, 1);
