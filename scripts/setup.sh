@@ -13,8 +13,9 @@ packages=(
   dataset-fashion-mnist                       # /usr/share/datasets/fashion-mnist
   python3                                     # tests: an independent safetensors reader
   chromium chromium-driver                    # tests: the HTML viewer in headless Chromium (WebDriver)
-  clang-16 libclang-rt-16-dev llvm-16         # fuzzing: libFuzzer + ASan/UBSan runtimes, llvm-symbolizer
+  clang-16 libclang-rt-16-dev llvm-16         # fuzzing: libFuzzer + ASan/UBSan runtimes, llvm-symbolizer; llvm-mca
                                               # (clang 16: _Float16 on x86-64, which clang 14 lacks)
+  gdb                                         # scripts/hop_mca.sh: steps a hop's path for llvm-mca
 )
 missing=()
 for p in "${packages[@]}"; do
