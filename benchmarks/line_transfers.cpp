@@ -16,8 +16,10 @@
 // a header line per index, then a line per code site, module-relative addresses), which the
 // script turns into functions and lines. Its accuracy: the table is a direct-mapped 2^25 lines
 // (a line that shares a slot with another starts afresh), and a hook runs just before its access,
-// not with it, so a spin on a flag can see the other worker's store before its count does (a few
-// reads in a thousand uncounted: tests/line_transfers_script_test.sh).
+// not with it, so a spin on a flag can see the other worker's store before its count does: the
+// spin's read of it goes uncounted (15% of a ping-pong's once, on a loaded host; the test's
+// program ends each spin with one more load, in a function of its own, which is counted:
+// tests/line_transfers_script_test.sh).
 #include <dlfcn.h>
 
 #include <algorithm>
