@@ -179,7 +179,8 @@ class Scheduler {
   // word and its bit there, and its summary word and bit. Eight bytes, so that a link's first
   // cache line has room for it beside all else a hop reads there (fabric/link.hpp): two shifts
   // are cheaper than a line. (The summary's place worked out too: two instructions a wake
-  // fewer than from the word, fiftieth round.)
+  // fewer than from the word, fiftieth round.) mark() reads it as one little-endian word: the
+  // word in bits 0-31, the shift in 32-39, the summary's shift in 40-47, its word in 48-63.
   struct Place {
     uint32_t word = 0;           // t / 64
     uint8_t shift = 0;           // t % 64
@@ -363,7 +364,9 @@ class Scheduler {
     // hop's wake (a hop's loads and stores are what bounds it: scripts/hop_mca.sh).
     uint64_t v;
     std::memcpy(&v, &p, sizeof v);
-    static_assert(sizeof(Place) == 8 && std::endian::native == std::endian::little, "a Place is read as one little-endian word");
+    static_assert(sizeof(Place) == 8 && offsetof(Place, shift) == 4 && offsetof(Place, summary_shift) == 5 &&
+                      offsetof(Place, summary_word) == 6 && std::endian::native == std::endian::little,
+                  "a Place is read as one little-endian word (see Place)");
     n[uint32_t(v)] |= uint64_t(1) << ((v >> 32) & 63);
     n[-1 - ptrdiff_t(v >> 48)] |= uint64_t(1) << ((v >> 40) & 63);
   }
