@@ -371,7 +371,8 @@ class Scheduler {
     n[-1 - ptrdiff_t(v >> 48)] |= uint64_t(1) << ((v >> 40) & 63);
   }
   // (From the tile's number itself, not through a Place: packed and unpacked again, the word's
-  // shifts cost more than they save.)
+  // shifts cost more than they save. The same arithmetic as place_of(), which a test holds the
+  // two to: Scheduler.AWakeThroughAPlaceWakesTheTileItsNumberNames.)
   static void mark(uint64_t* n, TileId t) {
     n[t >> 6] |= uint64_t(1) << (t & 63);
     summary(n, t >> 12) |= uint64_t(1) << ((t >> 6) & 63);

@@ -13,7 +13,7 @@
 # that cuts loads but makes the function save more registers shows up here as what it is. The
 # model is llvm-mca's: every load hits the first-level cache, branches go as traced (predicted),
 # a call is a store and a return a load, and loads and stores do not alias. On the sixty-first
-# round's host it predicted 33.6 cycles a hop where the row measured about 35.
+# round's host it predicted 33.6 cycles a hop at 8c474e3, where the row measured about 35.
 #
 #   bash scripts/hop_mca.sh                       # this tree's release bench_fabric (built if missing)
 #   bash scripts/hop_mca.sh OTHER/bench_fabric    # another build's, e.g. an older commit's
@@ -89,7 +89,7 @@ gdb -q -batch -x "$tmp/trace.gdb" "$bin" >"$tmp/gdb.log" 2>&1 || true
 [ -s "$tmp/trace.txt" ] || { echo "hop_mca: gdb traced nothing (did $func run $((${SKIP:-30000} + 2)) times?); its log:" >&2; tail -20 "$tmp/gdb.log" >&2; exit 1; }
 
 python3 - "$tmp" "$mca" "$mcpu" "$bin" "$func" "${SKIP:-30000}" "$keep" <<'EOF'
-import re, subprocess, sys
+import os, re, subprocess, sys
 tmp, mca, mcpu, binary, func, skip, keep = sys.argv[1:8]
 # "=> 0xADDR <symbol+off>:\tinstruction", the symbol mangled (no brackets in it): the function's
 # entries are its lines without an offset, their symbol the function's name mangled (its last
@@ -128,7 +128,9 @@ for _, x in path:
     out.append(x)
 text = '.Lpath:\n' + '\n'.join(out) + '\n'
 open(f'{tmp}/path.s', 'w').write(text)
-if keep: open(keep, 'w').write(text)
+if keep:  # (under a temporary name, renamed: a reader never finds half a file)
+    open(keep + '.tmp', 'w').write(text)
+    os.replace(keep + '.tmp', keep)
 iterations = 300
 r = subprocess.run([mca, f'-mcpu={mcpu}', f'-iterations={iterations}', '-bottleneck-analysis', f'{tmp}/path.s'],
                    capture_output=True, text=True)
