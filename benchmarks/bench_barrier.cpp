@@ -112,7 +112,7 @@ double mail_cycle_ns(uint64_t cycles, uint32_t posts, bool& ok) {
     Mailbox& in = w ? to1 : to0;
     uint64_t taken = 0;  // wakes taken so far: the next one is tile taken % posts of cycle taken / posts
     auto take = [&](const Wake& m) {
-      if (m.tile != taken % posts || m.cycle != taken / posts) good = false;
+      if (m.to != taken % posts || m.cycle() != taken / posts) good = false;
       ++taken;
     };
     CycleVote v;

@@ -170,7 +170,7 @@ class CycleEngine {
         for (unsigned v = 0; v < workers; ++v) out[v] = mail[w * workers + v].get(), in[v] = mail[v * workers + w].get();
         sched.connect(partition.owner.data(), uint16_t(w), out, in);
       }
-      auto deliver = [&mesh](const Wake& m) { mesh.deliver(m); };
+      auto deliver = [&mesh](const Wake& m) { return mesh.deliver(m); };
       // This worker's counts of its posts to each worker, carried by its votes; and, after a
       // wait, another worker's count of its posts to this one (CycleBarrier::mail).
       std::vector<uint32_t> posted(workers, 0);

@@ -87,10 +87,17 @@ class Mesh {
   std::span<const Link> links() const { return {links_.get(), link_count_}; }
   std::span<Link> links() { return {links_.get(), link_count_}; }
   // What a wake from another worker carries across a hop between two bands (Scheduler::post_flit,
-  // post_credit), into that link's queue: called by the worker that reads the queue.
-  void deliver(const Wake& w) {
-    if (w.carries == Wake::kFlit) shadows_[w.link]->link.flits.push(Flit::of(w.cycle, w.payload, w.key));
-    else links_[w.link].credits.push({w.cycle, Colour(w.key)});
+  // post_credit), into that link's queue: called by the worker that reads the queue. Returns the
+  // tile to wake for it: the hop's dst for a wavelet, its src for a credit.
+  TileId deliver(const Wake& w) {
+    if (w.carries() == Wake::kFlit) {
+      Link& s = shadows_[w.to]->link;
+      s.flits.push(Flit::of(w.cycle(), w.payload, w.key()));
+      return s.dst;
+    }
+    Link& l = links_[w.to];
+    l.credits.push({w.cycle(), Colour(w.key())});
+    return l.src;
   }
   const std::deque<IngressPort>& ingress_ports() const { return ingress_; }
   std::deque<IngressPort>& ingress_ports() { return ingress_; }

@@ -23,6 +23,7 @@
 #include <queue>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -34,24 +35,43 @@
 namespace wse {
 
 // A wake posted to another worker, and what crosses a hop between two workers' bands with it:
-// the wavelet the hop carries to `tile`'s router, or the credit it returns there. The owner
-// puts that into the link's queue when it takes its mail (Scheduler::take_mail), so the queue
-// is written and read by one worker's core alone, and a cycle's crossings travel together,
-// two or three to a cache line, where each link's queue used to bring its own line or two over
-// (its tail, its ring entry) at every step that read it (docs/performance-history.md,
-// fifty-second round).
+// the wavelet the hop carries to its dst's router, or the credit it returns to its src's. The
+// owner puts that into the link's queue when it takes its mail (Scheduler::take_mail), so the
+// queue is written and read by one worker's core alone, and a cycle's crossings travel together,
+// four to a cache line, where each link's queue used to bring its own line or two over (its
+// tail, its ring entry) at every step that read it (docs/performance-history.md, fifty-second
+// round).
+//
+// Sixteen bytes: a wake that carries something names its hop, not the tile (the owner finds the
+// tile from the hop: Mesh::deliver), and the cycle, the key and what it carries share a word.
+// At 24 bytes a wake (a tile, a hop, a cycle each apart) the FC step's band edge, 16 crossings a
+// cycle, took six lines a cycle where this takes four, each line moved between the cores twice
+// (written by the poster, read by the owner: docs/performance-history.md, sixty-second round).
 struct Wake {
   enum Carries : uint8_t { kNothing = 0, kFlit = 1, kCredit = 2 };
-  TileId tile = 0;
-  uint16_t key = 0;           // a flit's colour and flags (Flit::key_of), or a credit's colour
-  uint8_t carries = kNothing;
-  Cycle cycle = 0;            // when the tile is due: a flit's arrival, a credit's first visible cycle
-  uint32_t link = 0;          // the hop's index in Mesh::links(), when it carries something
-  uint32_t payload = 0;       // a flit's
+  static constexpr int kCycleBits = 48;  // a run's cycles stay far below 2^48 (Scheduler::post checks)
+  static constexpr uint64_t kCycleMask = (uint64_t(1) << kCycleBits) - 1;
+  static constexpr int kKeyBits = 14;    // a flit's key is below 2^10 (Flit::key_of), a credit's colour below 2^8
+  // kNothing: the tile to wake. A flit: its hop's shadow (Mesh::deliver); a credit: its hop's
+  // index in Mesh::links().
+  uint32_t to = 0;
+  uint32_t payload = 0;  // a flit's
+  // When the tile is due (a flit's arrival, a credit's first visible cycle), in the low bits;
+  // then the key (a flit's colour and flags, Flit::key_of, or a credit's colour); then what the
+  // wake carries, in the top two bits.
+  uint64_t word = 0;
   Wake() = default;
-  Wake(TileId t, Cycle c) : tile(t), cycle(c) {}
+  Wake(uint32_t to_, Cycle c, Carries carries = kNothing, uint32_t payload_ = 0, uint16_t key = 0)
+      : to(to_), payload(payload_), word(pack(c, carries, key)) {}
+  static uint64_t pack(Cycle c, Carries carries, uint16_t key) {
+    return c | uint64_t(key) << kCycleBits | uint64_t(carries) << (kCycleBits + kKeyBits);
+  }
+  Cycle cycle() const { return word & kCycleMask; }
+  uint16_t key() const { return uint16_t(word >> kCycleBits & ((1u << kKeyBits) - 1)); }
+  Carries carries() const { return Carries(word >> (kCycleBits + kKeyBits)); }
 };
-static_assert(sizeof(Wake) == 24 && std::is_trivially_destructible_v<Wake>, "a wake and what it carries: 24 bytes");
+static_assert(sizeof(Wake) == 16 && std::is_trivially_destructible_v<Wake>, "a wake and what it carries: 16 bytes, four to a line");
+static_assert(Flit::key_of(0xff, 3) < (1u << Wake::kKeyBits), "a flit's key fits a wake's key bits");
 
 // The wakes one worker posts for another's tiles during a cycle, and what they carry. The poster
 // writes the entries and its own count of them; it hands the count to the owner once a cycle,
@@ -83,11 +103,11 @@ class alignas(64) Mailbox {
   // before them, whose ring lines the owner's core read last (a round trip between the cores).
   // Scheduler::post() took 2.4-2.9 times as long that way on the FC step at two threads
   // (docs/performance-history.md, fifty-third round).
-  void post(TileId t, Cycle c, Wake::Carries carries, uint32_t link, uint32_t payload, uint16_t key) {
+  void post(uint32_t to, Cycle c, Wake::Carries carries, uint32_t payload, uint16_t key) {
     Wake& e = ring_[posted_++ & mask_];
-    e.tile = t, e.key = key, e.carries = carries, e.cycle = c, e.link = link, e.payload = payload;
+    e.to = to, e.payload = payload, e.word = Wake::pack(c, carries, key);
   }
-  void post(const Wake& w) { post(w.tile, w.cycle, Wake::Carries(w.carries), w.link, w.payload, w.key); }
+  void post(const Wake& w) { post(w.to, w.cycle(), w.carries(), w.payload, w.key()); }
   // The poster's count of its posts so far (wrapping), for its vote: what the owner may take
   // once the vote is in.
   uint32_t posted() const { return posted_; }
@@ -226,17 +246,17 @@ class Scheduler {
   // beyond it, each cycle in between begun first. Wakes stay relative to that cycle.
   void begin_ahead(Cycle at) { enter(at); }
   // `deliver(w)` puts what a wake carries (a flit or a credit) into its link's queue, before the
-  // tile is woken for it. `tail(v)`: worker v's count of its posts to this one, from its vote
-  // at the barrier just passed (CycleBarrier::mail).
+  // tile is woken for it, and returns that tile (the link's dst or src). `tail(v)`: worker v's
+  // count of its posts to this one, from its vote at the barrier just passed (CycleBarrier::mail).
   template <class Deliver, class Tail>
   void take_mail(Deliver&& deliver, Tail&& tail) {
     uint64_t* n = near_[now_ % kNear];
     for (size_t v = 0; v < inbox_.size(); ++v)
       if (v != me_)
         inbox_[v]->take_until(tail(unsigned(v)), [&](const Wake& w) {
-          if (w.carries) deliver(w);
-          if (w.cycle <= now_) mark(n, w.tile);
-          else schedule(w.tile, w.cycle);
+          const TileId t = w.carries() ? TileId(deliver(w)) : TileId(w.to);
+          if (const Cycle c = w.cycle(); c <= now_) mark(n, t);
+          else schedule(t, c);
         });
   }
   // At a run's end: what the last cycle's wakes carry, into their queues (the wakes themselves
@@ -246,7 +266,7 @@ class Scheduler {
     for (size_t v = 0; v < inbox_.size(); ++v)
       if (v != me_)
         inbox_[v]->take_until(tail(unsigned(v)), [&](const Wake& w) {
-          if (w.carries) deliver(w);
+          if (w.carries()) deliver(w);
         });
   }
   // A wavelet (`key`, `payload`, arriving at `arrival`) onto hop `link` toward tile t, and a
@@ -329,8 +349,13 @@ class Scheduler {
 
   // (Its arguments in registers, stored once, into the ring: Mailbox::post.)
   [[gnu::noinline]] void post(TileId t, Cycle c, Wake::Carries carries, uint32_t link, uint32_t payload, uint16_t key) {
-    outbox_[owner_[t]]->post(t, c, carries, link, payload, key);
+    if (c > Wake::kCycleMask) [[unlikely]] beyond_wake_cycles(c);
+    outbox_[owner_[t]]->post(carries ? link : t, c, carries, payload, key);
     remote_ = std::min(remote_, c);
+  }
+
+  [[noreturn, gnu::cold]] static void beyond_wake_cycles(Cycle c) {
+    throw std::logic_error("scheduler: a wake for another worker at cycle " + std::to_string(c) + ", beyond the 2^48 a wake holds");
   }
 
   // Steps of cycle c begin: the wake of the next cycle goes to c+1's bitmap; the first time for

@@ -504,7 +504,7 @@ TEST(Scheduler, SteppingSomeOfACyclesTilesLeavesTheRestDue) {
   s.begin_cycle(11);
   EXPECT_TRUE(s.step_due([&](TileId t) { first.push_back(t); }, only.data()));
   EXPECT_EQ(first, (std::vector<TileId>{5, 64, 130, 4096}));
-  s.take_mail([](const Wake&) { ADD_FAILURE() << "no worker posted anything"; }, [](unsigned) { return 0u; });
+  s.take_mail([](const Wake&) { ADD_FAILURE() << "no worker posted anything"; return TileId(0); }, [](unsigned) { return 0u; });
   EXPECT_TRUE(s.step_due([&](TileId t) { rest.push_back(t); }));
   EXPECT_EQ(rest, (std::vector<TileId>{1, 63, 70, 4095, 4999}));
   EXPECT_FALSE(s.step_due([&](TileId) { ADD_FAILURE() << "stepped twice"; }));
@@ -529,7 +529,7 @@ TEST(Scheduler, AWakeThroughAPlaceWakesTheTileItsNumberNames) {
     }
     std::vector<TileId> stepped;
     s.begin_cycle(1);
-    s.take_mail([](const Wake&) { ADD_FAILURE() << "no worker posted anything"; }, [](unsigned) { return 0u; });
+    s.take_mail([](const Wake&) { ADD_FAILURE() << "no worker posted anything"; return TileId(0); }, [](unsigned) { return 0u; });
     EXPECT_TRUE(s.step_due([&](TileId t) { stepped.push_back(t); }));
     EXPECT_EQ(stepped, due) << (how == 0 ? "through places" : "by number");
     EXPECT_EQ(s.next_event(), kNever);
