@@ -97,8 +97,8 @@ class alignas(64) Mailbox {
   }
   Mailbox(const Mailbox&) = delete;
   Mailbox& operator=(const Mailbox&) = delete;
-  // A wake's fields, stored straight into the ring. A Wake made by the caller and copied in
-  // is loaded whole (16 bytes and 8) from the stores that made it, which cannot be forwarded
+  // A wake's fields, stored straight into the ring (two words). A Wake made by the caller and
+  // copied in is loaded whole (16 bytes) from the stores that made it, which cannot be forwarded
   // from several narrower ones: the load waits until they reach the cache, behind the posts
   // before them, whose ring lines the owner's core read last (a round trip between the cores).
   // Scheduler::post() took 2.4-2.9 times as long that way on the FC step at two threads
